@@ -1,0 +1,86 @@
+/* Declarations shared by the files of dynamo._C: the guard program, the per-code cache,
+ * the eval-frame hook and the compiled-function wrapper. Knows nothing of numpy or graphs. */
+#ifndef DYNAMO_C_H
+#define DYNAMO_C_H
+
+#include "cpython_compat.h"
+
+/* ---- guards.c: a small program of checks on a frame's arguments ------------------------ */
+
+extern PyTypeObject GuardProgram_Type;
+
+/* Where a guard program reads its roots: argument slots, globals, builtins, closure. */
+typedef struct {
+    PyObject *const *args;
+    Py_ssize_t nargs;
+    PyObject *globals;
+    PyObject *builtins;
+    PyObject *closure; /* tuple of cells or NULL */
+} GuardInputs;
+
+/* 1: every check passed, 0: a check failed, -1: an exception was raised. */
+int guard_program_run(PyObject *program, const GuardInputs *inputs, Py_ssize_t *failed_at);
+
+/* ---- cache.c: the per-code-object state kept in co_extra ------------------------------- */
+
+typedef struct CacheEntry {
+    PyObject_HEAD
+    PyObject *guard;          /* a GuardProgram */
+    PyObject *code;           /* the transformed code: flat signature, same free variables */
+    PyObject *owner;          /* the callback that compiled it; entries serve only their owner */
+    PyObject *function;       /* function object for `code`, reused while globals/closure match */
+    Py_ssize_t hits;
+} CacheEntry;
+
+extern PyTypeObject CacheEntry_Type;
+
+typedef struct ExtraState {
+    struct ExtraState *prev, *next; /* every live state, so that reset() can find them */
+    PyCodeObject *code;             /* borrowed: the state lives inside the code object */
+    int skip;                       /* never intercept frames of this code */
+    PyObject *entries;              /* list of CacheEntry, most recently used first */
+} ExtraState;
+
+int cache_module_init(void);
+ExtraState *extra_state_get(PyCodeObject *code);
+ExtraState *extra_state_get_or_create(PyCodeObject *code);
+void cache_reset_all(void);
+
+/* Number of argument slots of a code object: positional, keyword-only, *args, **kwargs. */
+static inline int code_argument_slots(PyCodeObject *code) {
+    return code->co_argcount + code->co_kwonlyargcount + !!(code->co_flags & CO_VARARGS) +
+           !!(code->co_flags & CO_VARKEYWORDS);
+}
+
+/* New reference to the entry whose guards pass, or NULL (with an exception set on error). */
+CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *inputs);
+/* New entry at the front of the code's cache; borrowed result, NULL on error. */
+CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, PyObject *transformed);
+/* Calls the entry's transformed code with the argument slots; new reference. */
+PyObject *cache_entry_call(CacheEntry *entry, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *globals, PyObject *closure);
+
+/* ---- eval_frame.c: the PEP 523 hook and the per-thread callback ------------------------ */
+
+extern PyObject *dynamo_skip_marker; /* the callback's answer "never intercept this code" */
+extern PyTypeObject FrameView_Type;
+
+/* Borrowed; NULL when compilation is off on this thread. */
+PyObject *eval_frame_callback(void);
+/* Sets this thread's callback (NULL or None: off), installing the hook while any thread has
+ * one. Returns the previous callback as a new reference (None when there was none). */
+PyObject *eval_frame_swap_callback(PyObject *callback);
+int eval_frame_hook_installed(void);
+/* Turns this thread's hook off without giving up the callback (for guards and the callback
+ * itself); resume() puts back what suspend() returned. */
+PyObject *eval_frame_suspend(void);
+void eval_frame_resume(PyObject *suspended);
+/* Runs the callback's answer for a frame or call: (guard, code) -> new entry; None -> NULL
+ * without error; SKIP -> marks the code, NULL without error. */
+CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, PyObject *view);
+
+/* ---- compiled_function.c ---------------------------------------------------------------- */
+
+extern PyTypeObject CompiledFunction_Type;
+
+#endif /* DYNAMO_C_H */

@@ -1,0 +1,217 @@
+/* The PEP 523 hook: installed only while some thread has a callback, it runs cached
+ * transformed code when a guard passes and asks the Python callback on a miss. */
+#include "dynamo_c.h"
+
+#include <structmember.h>
+
+/* The callback of this thread (strong reference), NULL when compilation is off here. It is
+ * also NULL while the callback itself or a guard runs, so that their frames are not hooked. */
+static _Thread_local PyObject *tls_callback = NULL;
+static Py_ssize_t threads_with_callback = 0;
+static _PyFrameEvalFunction previous_eval_frame = NULL;
+PyObject *dynamo_skip_marker = NULL;
+
+static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, int throwflag);
+
+static PyObject *eval_default(PyThreadState *tstate, DynamoFrame *frame, int throwflag) {
+    if (previous_eval_frame != NULL) {
+        return previous_eval_frame(tstate, frame, throwflag);
+    }
+    return _PyEval_EvalFrameDefault(tstate, frame, throwflag);
+}
+
+PyObject *eval_frame_callback(void) { return tls_callback; }
+
+PyObject *eval_frame_suspend(void) {
+    PyObject *callback = tls_callback;
+    tls_callback = NULL;
+    return callback;
+}
+
+void eval_frame_resume(PyObject *suspended) { tls_callback = suspended; }
+
+int eval_frame_hook_installed(void) { return compat_get_eval_frame() == dynamo_eval_frame; }
+
+PyObject *eval_frame_swap_callback(PyObject *callback) {
+    if (callback == Py_None) {
+        callback = NULL;
+    }
+    PyObject *previous = tls_callback;
+    if (previous == NULL && callback != NULL && threads_with_callback++ == 0) {
+        _PyFrameEvalFunction current = compat_get_eval_frame();
+        if (current != dynamo_eval_frame) {
+            /* chain to whoever was there (a debugger, a profiler) instead of replacing them */
+            previous_eval_frame = current == _PyEval_EvalFrameDefault ? NULL : current;
+            compat_set_eval_frame(dynamo_eval_frame);
+        }
+    }
+    else if (previous != NULL && callback == NULL && --threads_with_callback == 0) {
+        if (compat_get_eval_frame() == dynamo_eval_frame) {
+            compat_set_eval_frame(previous_eval_frame ? previous_eval_frame : _PyEval_EvalFrameDefault);
+        }
+        previous_eval_frame = NULL;
+    }
+    tls_callback = Py_XNewRef(callback);
+    return previous != NULL ? previous : Py_NewRef(Py_None);
+}
+
+/* ---- FrameView: what the callback sees of a frame that has not started yet ------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *f_code, *f_func, *f_globals, *f_builtins, *f_closure, *f_args, *f_locals;
+} FrameView;
+
+static void frame_view_dealloc(FrameView *self) {
+    Py_XDECREF(self->f_code);
+    Py_XDECREF(self->f_func);
+    Py_XDECREF(self->f_globals);
+    Py_XDECREF(self->f_builtins);
+    Py_XDECREF(self->f_closure);
+    Py_XDECREF(self->f_args);
+    Py_XDECREF(self->f_locals);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef frame_view_members[] = {
+    {"f_code", T_OBJECT, offsetof(FrameView, f_code), READONLY, "the original code object"},
+    {"f_func", T_OBJECT, offsetof(FrameView, f_func), READONLY, "the function being called"},
+    {"f_globals", T_OBJECT, offsetof(FrameView, f_globals), READONLY, "globals of the frame"},
+    {"f_builtins", T_OBJECT, offsetof(FrameView, f_builtins), READONLY, "builtins of the frame"},
+    {"f_closure", T_OBJECT, offsetof(FrameView, f_closure), READONLY, "tuple of cells, or None"},
+    {"f_args", T_OBJECT, offsetof(FrameView, f_args), READONLY,
+     "the argument slots in order: positional, keyword-only, *args tuple, **kwargs dict"},
+    {"f_locals", T_OBJECT, offsetof(FrameView, f_locals), READONLY,
+     "arguments and free variables by name (cell contents for free variables)"},
+    {NULL},
+};
+
+PyTypeObject FrameView_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dynamo._C.FrameView",
+    .tp_basicsize = sizeof(FrameView),
+    .tp_dealloc = (destructor)frame_view_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A frame about to run, as the compile callback sees it.",
+    .tp_members = frame_view_members,
+};
+
+static PyObject *frame_view_new(PyCodeObject *code, PyFunctionObject *func, PyObject *const *args,
+                                Py_ssize_t nargs, PyObject *globals, PyObject *builtins) {
+    FrameView *view = PyObject_New(FrameView, &FrameView_Type);
+    if (view == NULL) {
+        return NULL;
+    }
+    view->f_code = Py_NewRef(code);
+    view->f_func = Py_NewRef(func);
+    view->f_globals = Py_NewRef(globals);
+    view->f_builtins = Py_NewRef(builtins);
+    view->f_closure = Py_NewRef(func->func_closure ? func->func_closure : Py_None);
+    view->f_args = PyTuple_New(nargs);
+    view->f_locals = PyDict_New();
+    if (view->f_args == NULL || view->f_locals == NULL) {
+        Py_DECREF(view);
+        return NULL;
+    }
+    PyObject *names = compat_localsplus_names(code);
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *value = args[i] ? args[i] : Py_None;
+        PyTuple_SET_ITEM(view->f_args, i, Py_NewRef(value));
+        if (args[i] && PyDict_SetItem(view->f_locals, PyTuple_GET_ITEM(names, i), value) < 0) {
+            Py_DECREF(view);
+            return NULL;
+        }
+    }
+    Py_ssize_t nnames = PyTuple_GET_SIZE(names);
+    for (int i = 0; func->func_closure && i < code->co_nfreevars; i++) {
+        PyObject *value = PyCell_GET(PyTuple_GET_ITEM(func->func_closure, i));
+        PyObject *name = PyTuple_GET_ITEM(names, nnames - code->co_nfreevars + i);
+        if (value && PyDict_SetItem(view->f_locals, name, value) < 0) {
+            Py_DECREF(view);
+            return NULL;
+        }
+    }
+    return (PyObject *)view;
+}
+
+/* ---- asking the callback ---------------------------------------------------------------- */
+
+CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, PyObject *view) {
+    PyObject *answer = PyObject_CallOneArg(callback, view);
+    if (answer == NULL) {
+        return NULL;
+    }
+    CacheEntry *entry = NULL;
+    if (answer == dynamo_skip_marker) {
+        ExtraState *state = extra_state_get_or_create(code);
+        if (state != NULL) {
+            state->skip = 1;
+        }
+    }
+    else if (answer != Py_None) {
+        if (!PyTuple_Check(answer) || PyTuple_GET_SIZE(answer) != 2) {
+            PyErr_Format(PyExc_TypeError,
+                         "compile callback must return None, SKIP or (guard, code), not %.100s",
+                         Py_TYPE(answer)->tp_name);
+        }
+        else {
+            entry = cache_insert(code, callback, PyTuple_GET_ITEM(answer, 0), PyTuple_GET_ITEM(answer, 1));
+            Py_XINCREF(entry);
+        }
+    }
+    Py_DECREF(answer);
+    return entry;
+}
+
+/* ---- the hook ------------------------------------------------------------------------------ */
+
+#define UNCOMPILABLE_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)
+
+static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, int throwflag) {
+    PyObject *callback = tls_callback;
+    if (callback == NULL || throwflag || compat_thread_is_tracing(tstate) ||
+        compat_frame_owned_by_generator(frame)) {
+        return eval_default(tstate, frame, throwflag);
+    }
+    PyCodeObject *code = compat_frame_code(frame);
+    if (!(code->co_flags & CO_OPTIMIZED) || (code->co_flags & UNCOMPILABLE_FLAGS) ||
+        !compat_frame_is_replaceable(frame)) {
+        return eval_default(tstate, frame, throwflag);
+    }
+    ExtraState *state = extra_state_get(code);
+    if (state != NULL && state->skip) {
+        return eval_default(tstate, frame, throwflag);
+    }
+    PyFunctionObject *func = compat_frame_function(frame);
+    GuardInputs inputs = {
+        .args = frame->localsplus,
+        .nargs = code_argument_slots(code),
+        .globals = frame->f_globals,
+        .builtins = frame->f_builtins,
+        .closure = func->func_closure,
+    };
+
+    eval_frame_suspend(); /* guards and the callback run unhooked; `callback` keeps the reference */
+    CacheEntry *entry = state != NULL ? cache_lookup(state, callback, &inputs) : NULL;
+    if (entry == NULL && !PyErr_Occurred()) {
+        PyObject *view = frame_view_new(code, func, inputs.args, inputs.nargs, inputs.globals,
+                                        inputs.builtins);
+        if (view != NULL) {
+            entry = eval_frame_consult_callback(callback, code, view);
+            Py_DECREF(view);
+        }
+    }
+    eval_frame_resume(callback);
+
+    if (entry == NULL) {
+        if (PyErr_Occurred()) {
+            compat_dispose_unstarted_frame(tstate, frame);
+            return NULL;
+        }
+        return eval_default(tstate, frame, throwflag);
+    }
+    PyObject *result = cache_entry_call(entry, inputs.args, inputs.nargs, inputs.globals, inputs.closure);
+    Py_DECREF(entry);
+    compat_dispose_unstarted_frame(tstate, frame);
+    return result;
+}

@@ -1,0 +1,357 @@
+/* GuardProgram: a flat list of checks on a frame's arguments, globals and closure, run in C
+ * on every call before cached code may run. The Python side (dynamo/guards.py) builds it. */
+#include "dynamo_c.h"
+
+#include <structmember.h>
+
+typedef enum {
+    OP_LOAD_ARG,    /* reg[dst] = args[index] */
+    OP_LOAD_GLOBAL, /* reg[dst] = globals[obj] or builtins[obj]; missing -> fail */
+    OP_LOAD_CELL,   /* reg[dst] = closure[index].cell_contents; empty -> fail */
+    OP_LOAD_ATTR,   /* reg[dst] = getattr(reg[src], obj); missing -> fail */
+    OP_LOAD_ITEM,   /* reg[dst] = reg[src][obj]; missing -> fail */
+    OP_TYPE_IS,     /* type(reg[src]) is obj */
+    OP_ID_IS,       /* reg[src] is obj */
+    OP_EQUALS,      /* reg[src] == obj */
+    OP_LEN_IS,      /* len(reg[src]) == index */
+    OP_CALL,        /* obj(reg[src]) is truthy */
+    OP_CALL_MANY,   /* obj(*[reg[i] for i in regs]) is truthy */
+    OP_COUNT
+} GuardOp;
+
+static const char *const op_names[OP_COUNT] = {
+    "load_arg", "load_global", "load_cell", "load_attr", "load_item", "type_is",
+    "id_is",    "equals",      "len_is",    "call",      "call_many",
+};
+
+typedef struct {
+    GuardOp op;
+    int dst;
+    int src;
+    Py_ssize_t index;
+    PyObject *obj;     /* strong */
+    int *regs;         /* OP_CALL_MANY only */
+    int nregs;
+} GuardInstr;
+
+typedef struct {
+    PyObject_HEAD
+    GuardInstr *instrs;
+    Py_ssize_t ninstrs;
+    int nregs;
+    PyObject *spec; /* the list it was built from, kept for repr and introspection */
+} GuardProgram;
+
+#define MAX_STACK_REGS 32
+
+static void guard_program_dealloc(GuardProgram *self) {
+    for (Py_ssize_t i = 0; i < self->ninstrs; i++) {
+        Py_XDECREF(self->instrs[i].obj);
+        PyMem_Free(self->instrs[i].regs);
+    }
+    PyMem_Free(self->instrs);
+    Py_XDECREF(self->spec);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int parse_register(PyObject *value, int nregs, int *out) {
+    long r = PyLong_AsLong(value);
+    if (r == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (r < 0 || r >= nregs) {
+        PyErr_Format(PyExc_ValueError, "guard register %ld out of range [0, %d)", r, nregs);
+        return -1;
+    }
+    *out = (int)r;
+    return 0;
+}
+
+static GuardOp parse_op(PyObject *name) {
+    for (int i = 0; i < OP_COUNT; i++) {
+        if (PyUnicode_CompareWithASCIIString(name, op_names[i]) == 0) {
+            return (GuardOp)i;
+        }
+    }
+    PyErr_Format(PyExc_ValueError, "unknown guard instruction %R", name);
+    return OP_COUNT;
+}
+
+/* Instruction tuples: (op, dst, index) for load_arg/load_cell; (op, dst, name) for
+ * load_global; (op, dst, src, obj) for load_attr/load_item; (op, src, obj) for checks;
+ * (op, src, n) for len_is; (op, obj, (regs...)) for call_many. */
+static int parse_instr(PyObject *item, int nregs, GuardInstr *ins) {
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) < 3) {
+        PyErr_Format(PyExc_TypeError, "guard instruction must be a tuple (op, ...), got %R", item);
+        return -1;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(item);
+    ins->op = parse_op(PyTuple_GET_ITEM(item, 0));
+    if (ins->op == OP_COUNT) {
+        return -1;
+    }
+    PyObject *a = PyTuple_GET_ITEM(item, 1), *b = PyTuple_GET_ITEM(item, 2);
+    switch (ins->op) {
+    case OP_LOAD_ARG:
+    case OP_LOAD_CELL:
+        if (parse_register(a, nregs, &ins->dst) < 0) return -1;
+        ins->index = PyLong_AsSsize_t(b);
+        return (ins->index < 0 && PyErr_Occurred()) ? -1 : 0;
+    case OP_LOAD_GLOBAL:
+        if (parse_register(a, nregs, &ins->dst) < 0) return -1;
+        if (!PyUnicode_Check(b)) {
+            PyErr_SetString(PyExc_TypeError, "load_global takes a str name");
+            return -1;
+        }
+        ins->obj = Py_NewRef(b);
+        return 0;
+    case OP_LOAD_ATTR:
+    case OP_LOAD_ITEM:
+        if (n != 4) {
+            PyErr_Format(PyExc_TypeError, "%s takes (op, dst, src, key)", op_names[ins->op]);
+            return -1;
+        }
+        if (parse_register(a, nregs, &ins->dst) < 0) return -1;
+        if (parse_register(b, nregs, &ins->src) < 0) return -1;
+        ins->obj = Py_NewRef(PyTuple_GET_ITEM(item, 3));
+        if (ins->op == OP_LOAD_ATTR && !PyUnicode_Check(ins->obj)) {
+            PyErr_SetString(PyExc_TypeError, "load_attr takes a str name");
+            return -1;
+        }
+        return 0;
+    case OP_LEN_IS:
+        if (parse_register(a, nregs, &ins->src) < 0) return -1;
+        ins->index = PyLong_AsSsize_t(b);
+        return (ins->index == -1 && PyErr_Occurred()) ? -1 : 0;
+    case OP_CALL_MANY: {
+        ins->obj = Py_NewRef(a);
+        if (!PyTuple_Check(b)) {
+            PyErr_SetString(PyExc_TypeError, "call_many takes (op, fn, (registers...))");
+            return -1;
+        }
+        ins->nregs = (int)PyTuple_GET_SIZE(b);
+        ins->regs = PyMem_Calloc(ins->nregs ? ins->nregs : 1, sizeof(int));
+        if (ins->regs == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (int i = 0; i < ins->nregs; i++) {
+            if (parse_register(PyTuple_GET_ITEM(b, i), nregs, &ins->regs[i]) < 0) return -1;
+        }
+        return 0;
+    }
+    default: /* type_is, id_is, equals, call */
+        if (parse_register(a, nregs, &ins->src) < 0) return -1;
+        ins->obj = Py_NewRef(b);
+        return 0;
+    }
+}
+
+static PyObject *guard_program_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"instructions", "nregs", NULL};
+    PyObject *spec;
+    int nregs;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oi:GuardProgram", kwlist, &spec, &nregs)) {
+        return NULL;
+    }
+    if (nregs < 0 || nregs > 1 << 16) {
+        PyErr_SetString(PyExc_ValueError, "nregs out of range");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(spec, "instructions must be a sequence of tuples");
+    if (seq == NULL) {
+        return NULL;
+    }
+    GuardProgram *self = (GuardProgram *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    self->nregs = nregs;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    self->instrs = PyMem_Calloc(n ? n : 1, sizeof(GuardInstr));
+    if (self->instrs == NULL) {
+        Py_DECREF(seq);
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        self->ninstrs = i + 1; /* so that dealloc frees what parse_instr stored */
+        if (parse_instr(PySequence_Fast_GET_ITEM(seq, i), nregs, &self->instrs[i]) < 0) {
+            Py_DECREF(seq);
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    self->spec = PySequence_List(seq);
+    Py_DECREF(seq);
+    if (self->spec == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+/* A failed lookup (missing attribute, key, index or global) is a failed check, not an error. */
+static int lookup_failed_quietly(void) {
+    if (PyErr_ExceptionMatches(PyExc_AttributeError) || PyErr_ExceptionMatches(PyExc_LookupError)) {
+        PyErr_Clear();
+        return 1;
+    }
+    return 0;
+}
+
+static int truthy_call_result(PyObject *result) {
+    if (result == NULL) {
+        return -1;
+    }
+    int ok = PyObject_IsTrue(result);
+    Py_DECREF(result);
+    return ok;
+}
+
+/* Runs one instruction: 1 passed, 0 failed, -1 error. Loads store strong references. */
+static int run_instr(const GuardInstr *ins, PyObject **regs, const GuardInputs *in) {
+    PyObject *value = NULL;
+    switch (ins->op) {
+    case OP_LOAD_ARG:
+        if (ins->index >= in->nargs || in->args[ins->index] == NULL) return 0;
+        value = Py_NewRef(in->args[ins->index]);
+        break;
+    case OP_LOAD_GLOBAL:
+        value = PyDict_GetItemWithError(in->globals, ins->obj);
+        if (value == NULL && !PyErr_Occurred() && in->builtins != NULL && PyDict_Check(in->builtins)) {
+            value = PyDict_GetItemWithError(in->builtins, ins->obj);
+        }
+        if (value == NULL) return PyErr_Occurred() ? -1 : 0;
+        Py_INCREF(value);
+        break;
+    case OP_LOAD_CELL:
+        if (in->closure == NULL || ins->index >= PyTuple_GET_SIZE(in->closure)) return 0;
+        value = PyCell_GET(PyTuple_GET_ITEM(in->closure, ins->index));
+        if (value == NULL) return 0;
+        Py_INCREF(value);
+        break;
+    case OP_LOAD_ATTR:
+        value = PyObject_GetAttr(regs[ins->src], ins->obj);
+        if (value == NULL) return lookup_failed_quietly() ? 0 : -1;
+        break;
+    case OP_LOAD_ITEM:
+        value = PyObject_GetItem(regs[ins->src], ins->obj);
+        if (value == NULL) return lookup_failed_quietly() ? 0 : -1;
+        break;
+    case OP_TYPE_IS:
+        return (PyObject *)Py_TYPE(regs[ins->src]) == ins->obj;
+    case OP_ID_IS:
+        return regs[ins->src] == ins->obj;
+    case OP_EQUALS:
+        return PyObject_RichCompareBool(regs[ins->src], ins->obj, Py_EQ);
+    case OP_LEN_IS: {
+        Py_ssize_t n = PyObject_Length(regs[ins->src]);
+        if (n < 0) {
+            if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+            PyErr_Clear(); /* no len(): a different kind of value, so the check fails */
+            return 0;
+        }
+        return n == ins->index;
+    }
+    case OP_CALL:
+        return truthy_call_result(PyObject_CallOneArg(ins->obj, regs[ins->src]));
+    case OP_CALL_MANY: {
+        PyObject *stack_args[MAX_STACK_REGS];
+        if (ins->nregs > MAX_STACK_REGS) {
+            PyErr_SetString(PyExc_ValueError, "call_many takes at most 32 registers");
+            return -1;
+        }
+        for (int i = 0; i < ins->nregs; i++) stack_args[i] = regs[ins->regs[i]];
+        return truthy_call_result(PyObject_Vectorcall(ins->obj, stack_args, ins->nregs, NULL));
+    }
+    default:
+        PyErr_SetString(PyExc_SystemError, "corrupt guard program");
+        return -1;
+    }
+    Py_XSETREF(regs[ins->dst], value);
+    return 1;
+}
+
+int guard_program_run(PyObject *program, const GuardInputs *inputs, Py_ssize_t *failed_at) {
+    GuardProgram *self = (GuardProgram *)program;
+    PyObject *stack_regs[MAX_STACK_REGS];
+    PyObject **regs = stack_regs;
+    if (self->nregs > MAX_STACK_REGS) {
+        regs = PyMem_Calloc(self->nregs, sizeof(PyObject *));
+        if (regs == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    else {
+        memset(stack_regs, 0, sizeof(PyObject *) * self->nregs);
+    }
+    int result = 1;
+    for (Py_ssize_t i = 0; i < self->ninstrs; i++) {
+        result = run_instr(&self->instrs[i], regs, inputs);
+        if (result != 1) {
+            if (failed_at) *failed_at = i;
+            break;
+        }
+    }
+    for (int r = 0; r < self->nregs; r++) Py_XDECREF(regs[r]);
+    if (regs != stack_regs) PyMem_Free(regs);
+    return result;
+}
+
+/* check(args, globals, builtins=None, closure=None) -> index of the first failing check,
+ * or -1 when all pass. Used to explain guard failures and by tests. */
+static PyObject *guard_program_check(GuardProgram *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"args", "globals", "builtins", "closure", NULL};
+    PyObject *argtuple, *globals, *builtins = Py_None, *closure = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!|OO:check", kwlist, &PyTuple_Type, &argtuple,
+                                     &PyDict_Type, &globals, &builtins, &closure)) {
+        return NULL;
+    }
+    if (closure != Py_None && !PyTuple_Check(closure)) {
+        PyErr_SetString(PyExc_TypeError, "closure must be a tuple of cells or None");
+        return NULL;
+    }
+    GuardInputs in = {
+        .args = &PyTuple_GET_ITEM(argtuple, 0),
+        .nargs = PyTuple_GET_SIZE(argtuple),
+        .globals = globals,
+        .builtins = builtins == Py_None ? NULL : builtins,
+        .closure = closure == Py_None ? NULL : closure,
+    };
+    Py_ssize_t failed_at = -1;
+    int ok = guard_program_run((PyObject *)self, &in, &failed_at);
+    if (ok < 0) return NULL;
+    return PyLong_FromSsize_t(ok ? -1 : failed_at);
+}
+
+static PyObject *guard_program_repr(GuardProgram *self) {
+    return PyUnicode_FromFormat("GuardProgram(%zd checks, %d registers)", self->ninstrs, self->nregs);
+}
+
+static PyMethodDef guard_program_methods[] = {
+    {"check", (PyCFunction)(void (*)(void))guard_program_check, METH_VARARGS | METH_KEYWORDS,
+     "check(args, globals, builtins=None, closure=None) -> index of the first failing check, or -1"},
+    {NULL},
+};
+
+static PyMemberDef guard_program_members[] = {
+    {"instructions", T_OBJECT, offsetof(GuardProgram, spec), READONLY, "the instruction tuples"},
+    {"nregs", T_INT, offsetof(GuardProgram, nregs), READONLY, "number of registers"},
+    {NULL},
+};
+
+PyTypeObject GuardProgram_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dynamo._C.GuardProgram",
+    .tp_basicsize = sizeof(GuardProgram),
+    .tp_dealloc = (destructor)guard_program_dealloc,
+    .tp_repr = (reprfunc)guard_program_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "GuardProgram(instructions, nregs): checks run in C before cached code runs.",
+    .tp_methods = guard_program_methods,
+    .tp_members = guard_program_members,
+    .tp_new = guard_program_new,
+};

@@ -1,0 +1,118 @@
+/* dynamo._C: the module object. Exposes the callback switch, the per-code cache (for reset
+ * and introspection) and the C types; it knows frames and code objects, never numpy or graphs. */
+#include "dynamo_c.h"
+
+static PyObject *py_set_eval_frame(PyObject *module, PyObject *callback) {
+    if (callback != Py_None && !PyCallable_Check(callback)) {
+        PyErr_SetString(PyExc_TypeError, "set_eval_frame takes a callable or None");
+        return NULL;
+    }
+    return eval_frame_swap_callback(callback);
+}
+
+static PyObject *py_get_eval_frame(PyObject *module, PyObject *unused) {
+    PyObject *callback = eval_frame_callback();
+    return Py_NewRef(callback ? callback : Py_None);
+}
+
+static PyObject *py_hook_installed(PyObject *module, PyObject *unused) {
+    return PyBool_FromLong(eval_frame_hook_installed());
+}
+
+static PyObject *py_reset(PyObject *module, PyObject *unused) {
+    cache_reset_all();
+    Py_RETURN_NONE;
+}
+
+static PyCodeObject *code_arg(PyObject *arg) {
+    if (!PyCode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "expected a code object, got %.100s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    return (PyCodeObject *)arg;
+}
+
+static PyObject *py_cache_entries(PyObject *module, PyObject *arg) {
+    PyCodeObject *code = code_arg(arg);
+    if (code == NULL) return NULL;
+    ExtraState *state = extra_state_get(code);
+    return state ? PyList_GetSlice(state->entries, 0, PyList_GET_SIZE(state->entries)) : PyList_New(0);
+}
+
+static PyObject *py_is_skipped(PyObject *module, PyObject *arg) {
+    PyCodeObject *code = code_arg(arg);
+    if (code == NULL) return NULL;
+    ExtraState *state = extra_state_get(code);
+    return PyBool_FromLong(state != NULL && state->skip);
+}
+
+static PyObject *py_mark_skip(PyObject *module, PyObject *arg) {
+    PyCodeObject *code = code_arg(arg);
+    if (code == NULL) return NULL;
+    ExtraState *state = extra_state_get_or_create(code);
+    if (state == NULL) return NULL;
+    state->skip = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_clear_cache(PyObject *module, PyObject *arg) {
+    PyCodeObject *code = code_arg(arg);
+    if (code == NULL) return NULL;
+    ExtraState *state = extra_state_get(code);
+    if (state != NULL) {
+        state->skip = 0;
+        if (PyList_SetSlice(state->entries, 0, PyList_GET_SIZE(state->entries), NULL) < 0) {
+            return NULL;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"set_eval_frame", py_set_eval_frame, METH_O,
+     "set_eval_frame(callback or None) -> previous: this thread's compile callback"},
+    {"get_eval_frame", py_get_eval_frame, METH_NOARGS, "this thread's compile callback, or None"},
+    {"hook_installed", py_hook_installed, METH_NOARGS, "whether the PEP 523 hook is installed now"},
+    {"reset", py_reset, METH_NOARGS, "drop every cache entry and SKIP mark of every code object"},
+    {"cache_entries", py_cache_entries, METH_O, "cache_entries(code) -> [CacheEntry], newest use first"},
+    {"is_skipped", py_is_skipped, METH_O, "is_skipped(code) -> whether the hook ignores this code"},
+    {"mark_skip", py_mark_skip, METH_O, "mark_skip(code): the hook will ignore this code"},
+    {"clear_cache", py_clear_cache, METH_O, "clear_cache(code): drop its entries and SKIP mark"},
+    {NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "dynamo._C",
+    .m_doc = "The PEP 523 eval-frame hook and per-code cache of dynamo.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit__C(void) {
+    static int initialized = 0;
+    if (initialized) {
+        PyErr_SetString(PyExc_ImportError, "dynamo._C cannot be loaded twice in one process");
+        return NULL;
+    }
+    PyTypeObject *types[] = {&GuardProgram_Type, &CacheEntry_Type, &FrameView_Type,
+                             &CompiledFunction_Type};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        if (PyType_Ready(types[i]) < 0) return NULL;
+    }
+    if (cache_module_init() < 0) return NULL;
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL) return NULL;
+    dynamo_skip_marker = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+    if (dynamo_skip_marker == NULL ||
+        PyModule_AddObjectRef(module, "SKIP", dynamo_skip_marker) < 0 ||
+        PyModule_AddObjectRef(module, "GuardProgram", (PyObject *)&GuardProgram_Type) < 0 ||
+        PyModule_AddObjectRef(module, "CacheEntry", (PyObject *)&CacheEntry_Type) < 0 ||
+        PyModule_AddObjectRef(module, "FrameView", (PyObject *)&FrameView_Type) < 0 ||
+        PyModule_AddObjectRef(module, "CompiledFunction", (PyObject *)&CompiledFunction_Type) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    initialized = 1;
+    return module;
+}

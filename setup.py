@@ -1,0 +1,37 @@
+"""Builds the C extension dynamo._C from csrc/ and maps fx_ir/ and backends/ under dynamo.
+
+Installed, the project has one top-level import name: fx_ir/ becomes dynamo.fx_ir and
+backends/ becomes dynamo.backends (see DESIGN.md, Packaging).
+"""
+import os
+
+from setuptools import Extension, setup
+
+PACKAGE_ROOTS = {"dynamo": "dynamo", "dynamo.fx_ir": "fx_ir", "dynamo.backends": "backends"}
+
+
+def find_packages_under(roots):
+    packages = []
+    for name, folder in roots.items():
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = [d for d in dirnames if not d.startswith((".", "__"))]
+            if "__init__.py" in filenames:
+                rel = os.path.relpath(dirpath, folder)
+                packages.append(name if rel == "." else name + "." + rel.replace(os.sep, "."))
+    return packages
+
+
+setup(
+    packages=find_packages_under(PACKAGE_ROOTS),
+    package_dir=PACKAGE_ROOTS,
+    ext_modules=[
+        Extension(
+            "dynamo._C",
+            sources=sorted(
+                os.path.join("csrc", f) for f in os.listdir("csrc") if f.endswith(".c")
+            ),
+            depends=[os.path.join("csrc", f) for f in os.listdir("csrc") if f.endswith(".h")],
+            extra_compile_args=["-O2", "-Wall", "-Wno-unused-function"],
+        )
+    ],
+)

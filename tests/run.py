@@ -1,0 +1,16 @@
+"""The test command of the README: sets up .venv/<python>/ if needed, then runs pytest.
+
+Usage: python3 tests/run.py [pytest arguments]   (e.g. -k guards, --runslow)
+"""
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / ".ci"))
+from bootstrap import ensure_venv  # noqa: E402
+
+if __name__ == "__main__":
+    ensure_venv(("test",))
+    import pytest
+
+    sys.exit(pytest.main(["-q", str(ROOT / "tests"), *sys.argv[1:]]))
