@@ -46,6 +46,9 @@ PyTypeObject CacheEntry_Type = {
 /* Called by CPython when the code object dies or its slot is overwritten. */
 static void extra_state_free(void *ptr) {
     ExtraState *state = (ExtraState *)ptr;
+    if (state == NULL) {
+        return; /* CPython calls this for every slot of a dying code object, empty ones too */
+    }
     state->prev->next = state->next;
     state->next->prev = state->prev;
     PyObject *entries = state->entries;

@@ -40,6 +40,7 @@ typedef struct {
     Py_ssize_t ninstrs;
     int nregs;
     PyObject *spec; /* the list it was built from, kept for repr and introspection */
+    PyObject *info; /* whatever the builder attached (readable guards per instruction) */
 } GuardProgram;
 
 #define MAX_STACK_REGS 32
@@ -51,6 +52,7 @@ static void guard_program_dealloc(GuardProgram *self) {
     }
     PyMem_Free(self->instrs);
     Py_XDECREF(self->spec);
+    Py_XDECREF(self->info);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -148,10 +150,10 @@ static int parse_instr(PyObject *item, int nregs, GuardInstr *ins) {
 }
 
 static PyObject *guard_program_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"instructions", "nregs", NULL};
-    PyObject *spec;
+    static char *kwlist[] = {"instructions", "nregs", "info", NULL};
+    PyObject *spec, *info = Py_None;
     int nregs;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oi:GuardProgram", kwlist, &spec, &nregs)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oi|O:GuardProgram", kwlist, &spec, &nregs, &info)) {
         return NULL;
     }
     if (nregs < 0 || nregs > 1 << 16) {
@@ -168,6 +170,7 @@ static PyObject *guard_program_new(PyTypeObject *type, PyObject *args, PyObject 
         return NULL;
     }
     self->nregs = nregs;
+    self->info = Py_NewRef(info);
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     self->instrs = PyMem_Calloc(n ? n : 1, sizeof(GuardInstr));
     if (self->instrs == NULL) {
@@ -340,6 +343,7 @@ static PyMethodDef guard_program_methods[] = {
 static PyMemberDef guard_program_members[] = {
     {"instructions", T_OBJECT, offsetof(GuardProgram, spec), READONLY, "the instruction tuples"},
     {"nregs", T_INT, offsetof(GuardProgram, nregs), READONLY, "number of registers"},
+    {"info", T_OBJECT, offsetof(GuardProgram, info), READONLY, "what the builder attached"},
     {NULL},
 };
 
@@ -350,7 +354,7 @@ PyTypeObject GuardProgram_Type = {
     .tp_dealloc = (destructor)guard_program_dealloc,
     .tp_repr = (reprfunc)guard_program_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "GuardProgram(instructions, nregs): checks run in C before cached code runs.",
+    .tp_doc = "GuardProgram(instructions, nregs, info=None): checks run in C before cached code runs.",
     .tp_methods = guard_program_methods,
     .tp_members = guard_program_members,
     .tp_new = guard_program_new,

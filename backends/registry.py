@@ -1,0 +1,48 @@
+"""The backend registry: names -> compiler functions `backend(graph_module, example_inputs) -> callable`.
+
+`register_backend` adds one (decorator or call), `lookup_backend` resolves a name or passes a
+callable through, `list_backends` names them for error messages and users.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+CompilerFn = Callable[[Any, list], Callable[..., Any]]
+
+_BACKENDS: dict[str, CompilerFn] = {}
+
+
+class UnknownBackend(ValueError):
+    """No backend of that name; the message lists the registered ones."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+        self.known = list_backends()
+
+
+def register_backend(compiler_fn: CompilerFn | None = None, *, name: str | None = None):
+    """Register `compiler_fn` under `name` (default: its __name__); usable as a decorator."""
+
+    def register(fn: CompilerFn) -> CompilerFn:
+        if not callable(fn):
+            raise TypeError(f"a backend must be callable, got {type(fn).__name__}")
+        key = name or fn.__name__
+        if key in _BACKENDS and _BACKENDS[key] is not fn:
+            raise ValueError(f"a backend named {key!r} is already registered")
+        _BACKENDS[key] = fn
+        return fn
+
+    return register if compiler_fn is None else register(compiler_fn)
+
+
+def lookup_backend(backend: str | CompilerFn) -> CompilerFn:
+    if callable(backend):
+        return backend
+    if isinstance(backend, str) and backend in _BACKENDS:
+        return _BACKENDS[backend]
+    raise UnknownBackend(str(backend))
+
+
+def list_backends() -> list[str]:
+    return sorted(_BACKENDS)

@@ -1,0 +1,121 @@
+"""The user-facing entry points: compile(), enable(), disable(), reset().
+
+They only switch the per-thread compile callback of dynamo._C on and off; what happens to a
+frame is decided by convert_frame.ConvertFrame.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import types
+from typing import Any, Callable, Iterator, TypeVar
+
+from . import _C
+from .backends import UnknownBackend, lookup_backend
+from .convert_frame import ConvertFrame
+from .exc import InvalidBackend
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# One callback per (backend, options): functions compiled the same way share cache entries.
+_callbacks: dict[tuple, ConvertFrame] = {}
+
+
+def _callback_for(backend: Any, fullgraph: bool, dynamic: bool | None) -> ConvertFrame:
+    try:
+        compiler = lookup_backend(backend)
+    except UnknownBackend as error:
+        raise InvalidBackend(error.name, error.known) from None
+    name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
+    key = (compiler, fullgraph, dynamic)
+    if key not in _callbacks:
+        _callbacks[key] = ConvertFrame(compiler, name, fullgraph, dynamic)
+    return _callbacks[key]
+
+
+def compile(
+    fn: Callable[..., Any] | None = None,
+    *,
+    backend: str | Callable[..., Any] = "numpy",
+    fullgraph: bool = False,
+    dynamic: bool | None = None,
+) -> Any:
+    """Compile `fn` (a function, method, lambda or closure) for `backend`.
+
+    Usable as `@compile`, `@compile(backend="eager")` or `compile(fn)`. The result behaves like
+    `fn` (same name, docstring, signature) and returns exactly what `fn` returns.
+    """
+    if not isinstance(fullgraph, bool):
+        raise TypeError(f"compile(fullgraph=...) takes a bool, got {fullgraph!r}")
+    if dynamic not in (None, True, False):
+        raise TypeError(f"compile(dynamic=...) takes None, True or False, got {dynamic!r}")
+    callback = _callback_for(backend, fullgraph, dynamic)
+    if fn is None:
+        return functools.partial(_wrap, callback=callback)
+    return _wrap(fn, callback)
+
+
+def _wrap(fn: Callable[..., Any], callback: ConvertFrame) -> Any:
+    if isinstance(fn, _C.CompiledFunction):
+        fn = fn._dynamo_fn
+    if isinstance(fn, types.MethodType):
+        # bound method: compile the function, bind it to the same object again
+        return types.MethodType(_wrap(fn.__func__, callback), fn.__self__)
+    if isinstance(fn, (staticmethod, classmethod)):
+        return type(fn)(_wrap(fn.__func__, callback))
+    if inspect.isclass(fn) or not callable(fn):
+        raise TypeError(
+            f"dynamo.compile takes a function, method or lambda, not {type(fn).__name__!r}; "
+            "to compile a callable object, compile its __call__ method"
+        )
+    compiled = _C.CompiledFunction(fn, callback)
+    functools.update_wrapper(compiled, fn)
+    return compiled
+
+
+class _CallbackContext:
+    """Sets this thread's compile callback for a block (`with`) or a call (decorator)."""
+
+    def __init__(self, callback: Any):
+        self.callback = callback
+        self._saved: list[Any] = []
+
+    def __enter__(self) -> None:
+        self._saved.append(_C.set_eval_frame(self.callback))
+
+    def __exit__(self, *exc: Any) -> None:
+        _C.set_eval_frame(self._saved.pop())
+
+    def __call__(self, fn: F) -> F:
+        callback = self.callback
+
+        @functools.wraps(fn)
+        def run_with_callback(*args: Any, **kwargs: Any) -> Any:
+            previous = _C.set_eval_frame(callback)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _C.set_eval_frame(previous)
+
+        return run_with_callback  # type: ignore[return-value]
+
+
+def enable(
+    backend: str | Callable[..., Any] = "numpy", *, fullgraph: bool = False, dynamic: bool | None = None
+) -> _CallbackContext:
+    """`with dynamo.enable():` compiles every frame started inside the block."""
+    return _CallbackContext(_callback_for(backend, fullgraph, dynamic))
+
+
+def disable(fn: F | None = None) -> Any:
+    """Run `fn` (decorator) or a block (`with dynamo.disable():`) without compiling anything."""
+    context = _CallbackContext(None)
+    return context if fn is None else context(fn)
+
+
+def reset() -> None:
+    """Forget every compiled version of every function (caches, SKIP marks, warnings)."""
+    _C.reset()
+    for callback in _callbacks.values():
+        callback.reset()

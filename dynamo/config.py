@@ -1,0 +1,42 @@
+"""Every knob of dynamo in one typed place, and the only reader of DYNAMO_* environment variables.
+
+Change knobs with `dynamo.config.patch(name=value)` (a context manager and decorator) in tests.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import Any, Iterator
+
+# Compiled versions kept per code object; past it the original code runs (with one warning).
+cache_size_limit: int = 8
+
+# Path prefixes whose frames are never compiled, on top of the standard library,
+# site-packages and dynamo itself (see dynamo/skipfiles.py).
+skip_dirs: tuple[str, ...] = ()
+
+# Comma-separated log artifacts to enable: graph, guards, bytecode, breaks, recompiles,
+# output_code (see dynamo/logs.py).
+logs: str = os.environ.get("DYNAMO_LOGS", "")
+
+
+def _module() -> Any:
+    return sys.modules[__name__]
+
+
+@contextlib.contextmanager
+def patch(**changes: Any) -> Iterator[None]:
+    """Temporarily set config values: `with config.patch(cache_size_limit=2): ...`."""
+    module = _module()
+    unknown = [name for name in changes if name.startswith("_") or not hasattr(module, name)]
+    if unknown:
+        raise AttributeError(f"dynamo.config has no option(s) {', '.join(unknown)}")
+    saved = {name: getattr(module, name) for name in changes}
+    try:
+        for name, value in changes.items():
+            setattr(module, name, value)
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)

@@ -1,0 +1,103 @@
+"""The compile callback the C hook calls on a cache miss: skip, compile, or fall back.
+
+One ConvertFrame exists per (backend, options); cache entries belong to the callback that made
+them, so a function compiled for two backends keeps two sets of entries.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import types
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from . import _C, config, skipfiles
+from .bytecode_compat import flatten_signature
+from .guards import GuardKind, GuardSet, failure_reason
+from .logs import get_artifact_logger
+from .sources import LocalSource
+
+guards_log = get_artifact_logger("guards")
+recompiles_log = get_artifact_logger("recompiles")
+
+# Tracing mutates shared state (caches, counters): one frame is compiled at a time.
+compile_lock = threading.RLock()
+
+
+@dataclass
+class CompiledFrame:
+    """What compiling one frame produced: the guards and the code that replaces the original."""
+
+    guards: GuardSet
+    code: types.CodeType
+
+
+class ConvertFrame:
+    def __init__(self, backend: Any, backend_name: str, fullgraph: bool, dynamic: bool | None):
+        self.backend = backend
+        self.backend_name = backend_name
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self._limit_warned: set[types.CodeType] = set()
+
+    def __repr__(self) -> str:
+        return f"<ConvertFrame backend={self.backend_name!r} fullgraph={self.fullgraph}>"
+
+    def __call__(self, frame: Any) -> Any:
+        code = frame.f_code
+        if skipfiles.is_skipped(code):
+            return _C.SKIP
+        entries = [e for e in _C.cache_entries(code) if e.owner is self]
+        if entries:
+            self._log_recompile(frame, entries)
+            if len(entries) >= config.cache_size_limit:
+                self._warn_cache_limit(frame, entries)
+                return None
+        with compile_lock:
+            compiled = self.compile_frame(frame)
+        if guards_log.isEnabledFor(logging.DEBUG):
+            guards_log.debug("guards for %s:\n%s", code.co_qualname, compiled.guards)
+        return compiled.guards.compile(), compiled.code
+
+    def compile_frame(self, frame: Any) -> CompiledFrame:
+        """The frame's own code, guarded on the type of each argument."""
+        guards = GuardSet()
+        for index, (name, value) in enumerate(zip(frame.f_code.co_varnames, frame.f_args)):
+            guards.add(LocalSource(index, name), GuardKind.TYPE_IS, type(value))
+        return CompiledFrame(guards, flatten_signature(frame.f_code))
+
+    def _failures(self, frame: Any, entries: list) -> list[str]:
+        reasons = []
+        for entry in entries:
+            failed_at = entry.guard.check(frame.f_args, frame.f_globals, frame.f_builtins, frame.f_closure)
+            if failed_at >= 0:
+                reasons.append(failure_reason(entry.guard, failed_at))
+        return reasons
+
+    def _log_recompile(self, frame: Any, entries: list) -> None:
+        if recompiles_log.isEnabledFor(logging.DEBUG):
+            code = frame.f_code
+            recompiles_log.debug(
+                "recompiling %s (%s:%d), guard failures:\n%s",
+                code.co_qualname, code.co_filename, code.co_firstlineno,
+                "\n".join(f"  - {r}" for r in self._failures(frame, entries)),
+            )
+
+    def _warn_cache_limit(self, frame: Any, entries: list) -> None:
+        code = frame.f_code
+        if code in self._limit_warned:
+            return
+        self._limit_warned.add(code)
+        reasons = self._failures(frame, entries)
+        warnings.warn(
+            f"dynamo: {code.co_qualname} ({code.co_filename}:{code.co_firstlineno}) reached "
+            f"config.cache_size_limit ({config.cache_size_limit}) compiled versions; new inputs "
+            f"now run the original code. Last guard failure: {reasons[0] if reasons else 'unknown'}. "
+            "Raise dynamo.config.cache_size_limit, or see DYNAMO_LOGS=recompiles for every reason.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+    def reset(self) -> None:
+        self._limit_warned.clear()

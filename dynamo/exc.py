@@ -1,0 +1,75 @@
+"""The exceptions a user of dynamo can see, all under DynamoError, each naming its cause.
+
+Source locations (file:line and the line's text) are attached where a user line is known.
+"""
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A line of the user's program: file, line number, function and the line's text."""
+
+    filename: str
+    lineno: int
+    function: str = ""
+
+    @property
+    def text(self) -> str:
+        return linecache.getline(self.filename, self.lineno).strip()
+
+    def __str__(self) -> str:
+        where = f'File "{self.filename}", line {self.lineno}'
+        if self.function:
+            where += f", in {self.function}"
+        text = self.text
+        return f"{where}\n    {text}" if text else where
+
+
+class DynamoError(Exception):
+    """Root of every error dynamo raises on purpose."""
+
+
+class InvalidBackend(DynamoError, ValueError):
+    """compile(backend=...) named a backend that is not registered."""
+
+    def __init__(self, name: str, known: list[str]):
+        super().__init__(
+            f"unknown backend {name!r}; registered backends: {', '.join(known)}. "
+            "Pass one of these names, or any callable (graph_module, example_inputs) -> callable, "
+            "or register your own with dynamo.register_backend."
+        )
+        self.name = name
+
+
+class BackendCompilerFailed(DynamoError):
+    """A backend raised while compiling a graph."""
+
+    def __init__(self, backend_name: str, error: BaseException, location: SourceLocation | None = None):
+        message = f"backend {backend_name!r} failed to compile a graph: {type(error).__name__}: {error}"
+        if location is not None:
+            message += f"\n  while compiling the graph that starts at\n  {location}"
+        super().__init__(message)
+        self.backend_name = backend_name
+        self.location = location
+
+
+class Unsupported(DynamoError):
+    """Something in the user's code cannot be captured; with fullgraph=True this is raised."""
+
+    def __init__(self, category: str, explanation: str, hint: str = "", location: SourceLocation | None = None):
+        self.category = category
+        self.explanation = explanation
+        self.hint = hint
+        self.location = location
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        lines = [f"{self.category}: {self.explanation}"]
+        if self.location is not None:
+            lines.append(f"  at {self.location}")
+        if self.hint:
+            lines.append(f"  hint: {self.hint}")
+        return "\n".join(lines)
