@@ -33,9 +33,13 @@ def ensure_venv(extras=("test",)):
     if not stamp.exists() or stamp.read_text() != wanted:
         print(f"[setup] installing the project into {env_dir.relative_to(ROOT)}", flush=True)
         pip = [str(python), "-m", "pip", "--disable-pip-version-check", "-q"]
-        subprocess.check_call(pip + ["install", "--upgrade", "pip"])
         spec = ".[%s]" % ",".join(extras) if extras else "."
-        subprocess.check_call(pip + ["install", "-e", spec], cwd=ROOT)
+        log = env_dir / "install.log"
+        with open(log, "w") as out:
+            for args in (["install", "--upgrade", "pip"], ["install", "-e", spec]):
+                if subprocess.call(pip + args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT) != 0:
+                    sys.stderr.write(log.read_text())
+                    sys.exit(f"[setup] pip {' '.join(args)} failed (log above, also in {log})")
         stamp.write_text(wanted)
     if Path(sys.prefix).resolve() != env_dir.resolve():
         script = os.path.abspath(sys.argv[0])

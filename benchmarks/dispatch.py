@@ -1,0 +1,54 @@
+"""Per-call overhead of a compiled trivial function against the plain function.
+
+Run: python3 benchmarks/dispatch.py   (sets up .venv/ on first use)
+Prints nanoseconds per call and the added cost, measured side by side in one run.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / ".ci"))
+from bootstrap import ensure_venv  # noqa: E402
+
+
+def trivial(x):
+    return x
+
+
+def add(x, y):
+    return x + y
+
+
+def measure(calls: int = 200_000) -> list[dict]:
+    import dynamo
+    from harness import interleaved_medians
+
+    rows = []
+    for label, fn, args, kwargs in [
+        ("f(x) -> x, positional", trivial, (1,), {}),
+        ("f(x, y) -> x + y, positional", add, (1, 2), {}),
+        ("f(x, y) -> x + y, keyword", add, (1,), {"y": 2}),
+    ]:
+        compiled = dynamo.compile(fn, backend="eager")
+        compiled(*args, **kwargs)  # compile before timing
+        times = interleaved_medians(
+            {"plain": lambda: fn(*args, **kwargs), "compiled": lambda: compiled(*args, **kwargs)}, calls
+        )
+        rows.append({"case": label, "plain_ns": times["plain"] * 1e9, "compiled_ns": times["compiled"] * 1e9})
+    return rows
+
+
+def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    rows = measure()
+    print(f"{'case':34} {'plain ns':>9} {'compiled ns':>12} {'added ns':>9} {'ratio':>6}")
+    for r in rows:
+        added = r["compiled_ns"] - r["plain_ns"]
+        print(f"{r['case']:34} {r['plain_ns']:9.0f} {r['compiled_ns']:12.0f} {added:9.0f} "
+              f"{r['compiled_ns'] / r['plain_ns']:6.2f}")
+
+
+if __name__ == "__main__":
+    ensure_venv(("test",))
+    main()

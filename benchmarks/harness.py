@@ -1,0 +1,28 @@
+"""Timing helpers shared by the benchmarks: interleaved repetitions and medians, so that plain
+NumPy and compiled versions are measured side by side in one run on a noisy machine."""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any, Callable
+
+
+def per_call_seconds(fn: Callable[[], Any], calls: int) -> float:
+    """Seconds per call of `fn()`, timed over `calls` back-to-back calls."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def interleaved_medians(
+    candidates: dict[str, Callable[[], Any]], calls: int, rounds: int = 15, warmup: int = 2
+) -> dict[str, float]:
+    """Median seconds per call of each candidate, rounds interleaved (A B C A B C ...)."""
+    samples: dict[str, list[float]] = {name: [] for name in candidates}
+    for round_index in range(warmup + rounds):
+        for name, fn in candidates.items():
+            seconds = per_call_seconds(fn, calls)
+            if round_index >= warmup:
+                samples[name].append(seconds)
+    return {name: statistics.median(values) for name, values in samples.items()}
