@@ -50,6 +50,13 @@ static CacheEntry *lookup_before_frame(CompiledFunction *self, PyObject *const *
 static PyObject *compiled_function_vectorcall(CompiledFunction *self, PyObject *const *args,
                                               size_t nargsf, PyObject *kwnames) {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (self->callback == Py_None) {
+        /* compilation off for this call (dynamo.disable, compiled graphs): no count change */
+        PyObject *suspended = eval_frame_suspend();
+        PyObject *result = PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+        eval_frame_resume(suspended);
+        return result;
+    }
     CacheEntry *entry = lookup_before_frame(self, args, nargs, kwnames);
     if (entry == NULL && PyErr_Occurred()) {
         return NULL;
@@ -77,8 +84,8 @@ static PyObject *compiled_function_new(PyTypeObject *type, PyObject *args, PyObj
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO:CompiledFunction", kwlist, &fn, &callback)) {
         return NULL;
     }
-    if (!PyCallable_Check(fn) || !PyCallable_Check(callback)) {
-        PyErr_SetString(PyExc_TypeError, "CompiledFunction(fn, callback) takes two callables");
+    if (!PyCallable_Check(fn) || (callback != Py_None && !PyCallable_Check(callback))) {
+        PyErr_SetString(PyExc_TypeError, "CompiledFunction(fn, callback) takes a callable and a callable or None");
         return NULL;
     }
     CompiledFunction *self = (CompiledFunction *)type->tp_alloc(type, 0);
@@ -148,7 +155,7 @@ PyTypeObject CompiledFunction_Type = {
     .tp_repr = (reprfunc)compiled_function_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
                 Py_TPFLAGS_METHOD_DESCRIPTOR,
-    .tp_doc = "CompiledFunction(fn, callback): calls fn with compilation on.",
+    .tp_doc = "CompiledFunction(fn, callback): calls fn with compilation on (callback None: off).",
     .tp_traverse = (traverseproc)compiled_function_traverse,
     .tp_clear = (inquiry)compiled_function_clear,
     .tp_weaklistoffset = offsetof(CompiledFunction, weakrefs),

@@ -1,12 +1,19 @@
-"""Code-object surgery that depends on the Python version or on CPython's calling conventions.
+"""Everything that depends on the Python version in reading and writing bytecode: instruction
+shapes (calls, NULLs, attribute loads), argument decoding, and code-object surgery.
 
-The C hook calls transformed code with the frame's argument slots as plain positional
-arguments, so transformed code takes them that way (flatten_signature).
+This is the only module of the frontend that tests sys.version_info.
 """
 from __future__ import annotations
 
 import inspect
+import sys
 import types
+from typing import Any
+
+from bytecode import Instr
+
+PY312 = sys.version_info >= (3, 12)
+PY313 = sys.version_info >= (3, 13)
 
 _VAR_FLAGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
@@ -30,3 +37,66 @@ def flatten_signature(code: types.CodeType) -> types.CodeType:
         co_kwonlyargcount=0,
         co_flags=code.co_flags & ~_VAR_FLAGS,
     )
+
+
+# ---- reading: instruction arguments as the bytecode package decodes them per version ----------
+
+def global_arg(inst: Instr) -> tuple[bool, str]:
+    """LOAD_GLOBAL: (push a NULL?, name)."""
+    return inst.arg if isinstance(inst.arg, tuple) else (False, inst.arg)
+
+
+def attr_arg(inst: Instr) -> tuple[bool, str]:
+    """LOAD_ATTR: (method form?, name); 3.11 has a separate LOAD_METHOD for the method form."""
+    return inst.arg if isinstance(inst.arg, tuple) else (False, inst.arg)
+
+
+def split_call_prefix(lower: Any, upper: Any, null: Any) -> tuple[Any, Any]:
+    """The two stack items below a call's arguments -> (callable, self or None).
+
+    3.11/3.12 push [NULL, callable] or [method, self]; 3.13 pushes [callable, NULL or self].
+    """
+    if PY313:
+        return lower, (None if upper is null else upper)
+    if lower is null:
+        return upper, None
+    return lower, upper
+
+
+def push_with_null(value: Any, null: Any) -> list[Any]:
+    """The stack items LOAD_GLOBAL/LOAD_ATTR push for a call of `value` with a NULL beside it."""
+    return [value, null] if PY313 else [null, value]
+
+
+def push_method(method: Any, self_value: Any) -> list[Any]:
+    """The stack items for a method call (3.12+ LOAD_ATTR method form, 3.11 LOAD_METHOD)."""
+    return [method, self_value]
+
+
+# ---- writing -----------------------------------------------------------------------------------------
+
+def call_instrs(nargs: int) -> list[Instr]:
+    return [Instr("CALL", nargs)] if PY312 else [Instr("PRECALL", nargs), Instr("CALL", nargs)]
+
+
+def callable_with_null(load_callable: list[Instr]) -> list[Instr]:
+    """Instructions that push a callable and the NULL a plain CALL expects beside it."""
+    return load_callable + [Instr("PUSH_NULL")] if PY313 else [Instr("PUSH_NULL")] + load_callable
+
+
+def load_global_instr(name: str) -> Instr:
+    return Instr("LOAD_GLOBAL", (False, name))
+
+
+def load_attr_instr(name: str) -> Instr:
+    return Instr("LOAD_ATTR", (False, name) if PY312 else name)
+
+
+def binary_subscr_instr() -> Instr:
+    return Instr("BINARY_SUBSCR")
+
+
+# FOR_ITER on an exhausted iterator jumps to its target and skips the loop-end cleanup there:
+# nothing on 3.11, END_FOR on 3.12, END_FOR and POP_TOP on 3.13.
+FOR_ITER_EXHAUSTED_SKIP = 2 if PY313 else 1 if PY312 else 0
+END_FOR_POPS = 1 if PY313 else 2

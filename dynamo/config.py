@@ -40,3 +40,12 @@ def patch(**changes: Any) -> Iterator[None]:
     finally:
         for name, value in saved.items():
             setattr(module, name, value)
+
+# Iterations a single Python loop may unroll into a graph while tracing.
+unroll_limit: int = 512
+
+# Bytecode instructions one frame (with everything it inlines) may interpret while tracing.
+trace_instruction_budget: int = 100_000
+
+# Depth of user-function calls inlined into one graph (recursion included).
+inline_depth_limit: int = 24

@@ -9,17 +9,36 @@ import logging
 import threading
 import types
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import _C, config, skipfiles
 from .bytecode_compat import flatten_signature
+from .exc import BackendCompilerFailed, Unsupported
 from .guards import GuardKind, GuardSet, failure_reason
 from .logs import get_artifact_logger
 from .sources import LocalSource
 
 guards_log = get_artifact_logger("guards")
+breaks_log = get_artifact_logger("breaks")
+internal_log = logging.getLogger("dynamo")
 recompiles_log = get_artifact_logger("recompiles")
+
+def trace_frame(frame: Any, backend: Any, backend_name: str) -> "CompiledFrame":
+    """Interpret the frame symbolically into one graph and build the code that replaces it."""
+    from .codegen import PyCodegen, assemble
+    from .output_graph import OutputGraph
+    from .symbolic_convert import InstructionTranslator
+
+    code = frame.f_code
+    output = OutputGraph(code, frame.f_globals, backend, backend_name)
+    return_value = InstructionTranslator(frame, output).run()
+    body = PyCodegen(code)
+    return_value.reconstruct(body)
+    output.side_effects.codegen(body)
+    compiled = output.compile_graph(body.graph_outputs)
+    return CompiledFrame(output.guards, assemble(code, compiled, body), [compiled] if compiled else [])
+
 
 # Tracing mutates shared state (caches, counters): one frame is compiled at a time.
 compile_lock = threading.RLock()
@@ -31,6 +50,8 @@ class CompiledFrame:
 
     guards: GuardSet
     code: types.CodeType
+    graphs: list = field(default_factory=list)
+    fallback_reason: Unsupported | None = None
 
 
 class ConvertFrame:
@@ -61,11 +82,31 @@ class ConvertFrame:
         return compiled.guards.compile(), compiled.code
 
     def compile_frame(self, frame: Any) -> CompiledFrame:
-        """The frame's own code, guarded on the type of each argument."""
+        """Trace the frame into a graph; when something cannot be captured, fall back to the
+        frame's own code (guarded on argument types, so the same inputs do not retrace)."""
+        try:
+            return trace_frame(frame, self.backend, self.backend_name)
+        except Unsupported as reason:
+            if self.fullgraph:
+                raise
+            breaks_log.debug("%s falls back to Python: %s", frame.f_code.co_qualname, reason)
+            return self.fallback(frame, reason)
+        except BackendCompilerFailed:
+            raise
+        except Exception as error:  # a bug of ours must never break the user's program
+            if self.fullgraph:
+                raise
+            internal_log.warning("dynamo: internal error while compiling %s; running it uncompiled",
+                                 frame.f_code.co_qualname, exc_info=True)
+            reason = Unsupported("internal error", f"{type(error).__name__}: {error}",
+                                 "please report this; the function runs uncompiled meanwhile")
+            return self.fallback(frame, reason)
+
+    def fallback(self, frame: Any, reason: Unsupported) -> CompiledFrame:
         guards = GuardSet()
         for index, (name, value) in enumerate(zip(frame.f_code.co_varnames, frame.f_args)):
             guards.add(LocalSource(index, name), GuardKind.TYPE_IS, type(value))
-        return CompiledFrame(guards, flatten_signature(frame.f_code))
+        return CompiledFrame(guards, flatten_signature(frame.f_code), fallback_reason=reason)
 
     def _failures(self, frame: Any, entries: list) -> list[str]:
         reasons = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import linecache
 from dataclasses import dataclass
+from typing import NoReturn
 
 
 @dataclass(frozen=True)
@@ -73,3 +74,25 @@ class Unsupported(DynamoError):
         if self.hint:
             lines.append(f"  hint: {self.hint}")
         return "\n".join(lines)
+
+
+class Category:
+    """The fixed categories of things dynamo cannot capture; explain() groups breaks by them."""
+
+    DATA_DEPENDENT_BRANCH = "data-dependent branch"
+    DATA_DEPENDENT_VALUE = "data-dependent value"
+    DATA_DEPENDENT_SHAPE = "data-dependent shape"
+    UNSUPPORTED_CALL = "unsupported call"
+    UNSUPPORTED_OPCODE = "unsupported Python feature"
+    UNSUPPORTED_VALUE = "unsupported value"
+    UNSUPPORTED_ATTRIBUTE = "unsupported attribute"
+    SIDE_EFFECT = "unsupported side effect"
+    LOOP_BUDGET = "loop too long to unroll"
+    INLINE_DEPTH = "call too deep to inline"
+    NUMPY_ERROR = "numpy would raise"
+    EXCEPTION = "exception raised"
+
+
+def unsupported(category: str, explanation: str, hint: str = "") -> NoReturn:
+    """Give up on capturing the current instruction; the translator adds the source location."""
+    raise Unsupported(category, explanation, hint)

@@ -19,6 +19,10 @@ class Source:
         """The GuardProgram load instruction, without its destination: (op, operands...)."""
         raise NotImplementedError
 
+    def reconstruct(self, codegen: Any) -> None:
+        """Emit bytecode that pushes the value, in the transformed code of the same frame."""
+        raise NotImplementedError
+
     def __str__(self) -> str:
         return self.name()
 
@@ -36,6 +40,9 @@ class LocalSource(Source):
     def guard_load(self, load: LoadFn) -> tuple:
         return ("load_arg", self.index)
 
+    def reconstruct(self, codegen: Any) -> None:
+        codegen.load_local(self.local_name)
+
 
 @dataclass(frozen=True)
 class GlobalSource(Source):
@@ -48,6 +55,9 @@ class GlobalSource(Source):
 
     def guard_load(self, load: LoadFn) -> tuple:
         return ("load_global", self.global_name)
+
+    def reconstruct(self, codegen: Any) -> None:
+        codegen.load_global(self.global_name)
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,9 @@ class ClosureSource(Source):
     def guard_load(self, load: LoadFn) -> tuple:
         return ("load_cell", self.index)
 
+    def reconstruct(self, codegen: Any) -> None:
+        codegen.load_free(self.var_name)
+
 
 @dataclass(frozen=True)
 class AttrSource(Source):
@@ -75,6 +88,10 @@ class AttrSource(Source):
     def guard_load(self, load: LoadFn) -> tuple:
         return ("load_attr", load(self.base), self.attr)
 
+    def reconstruct(self, codegen: Any) -> None:
+        self.base.reconstruct(codegen)
+        codegen.load_attr(self.attr)
+
 
 @dataclass(frozen=True)
 class ItemSource(Source):
@@ -86,3 +103,8 @@ class ItemSource(Source):
 
     def guard_load(self, load: LoadFn) -> tuple:
         return ("load_item", load(self.base), self.key)
+
+    def reconstruct(self, codegen: Any) -> None:
+        self.base.reconstruct(codegen)
+        codegen.load_const(self.key)
+        codegen.binary_subscr()

@@ -13,4 +13,6 @@ if __name__ == "__main__":
     ensure_venv(("test",))
     import pytest
 
-    sys.exit(pytest.main(["-q", str(ROOT / "tests"), *sys.argv[1:]]))
+    args = sys.argv[1:]
+    chosen_paths = [a for a in args if not a.startswith("-") and (ROOT / a).exists() or Path(a).exists()]
+    sys.exit(pytest.main(["-q", *([] if chosen_paths else [str(ROOT / "tests")]), *args]))

@@ -1,0 +1,135 @@
+"""PyCodegen: emits the bytecode of transformed code with the `bytecode` package: load graph
+inputs, call the compiled graph, rebuild the values the frame returns, replay side effects."""
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING, Any
+
+from bytecode import Bytecode, CellVar, FreeVar, Instr
+
+from . import bytecode_compat as compat
+
+if TYPE_CHECKING:
+    from .output_graph import CompiledGraph
+    from .variables.arrays import ArrayVariable
+    from .variables.base import VariableTracker
+
+_BUILD = {tuple: "BUILD_TUPLE", list: "BUILD_LIST", slice: "BUILD_SLICE", set: "BUILD_SET"}
+
+
+class PyCodegen:
+    def __init__(self, code: types.CodeType) -> None:
+        self.code = code
+        self.instructions: list[Instr] = []
+        self.graph_outputs: list["ArrayVariable"] = []
+        self._output_index: dict[Any, int] = {}
+
+    # ---- primitive emitters ---------------------------------------------------------------------
+    def append(self, *instrs: Instr) -> None:
+        self.instructions.extend(instrs)
+
+    def load_const(self, value: Any) -> None:
+        self.append(Instr("LOAD_CONST", value))
+
+    def push_null(self) -> None:
+        self.append(Instr("PUSH_NULL"))
+
+    def load_local(self, name: str) -> None:
+        if name in self.code.co_cellvars:  # an argument captured by an inner function is a cell by now
+            self.append(Instr("LOAD_DEREF", CellVar(name)))
+        else:
+            self.append(Instr("LOAD_FAST", name))
+
+    def load_free(self, name: str) -> None:
+        self.append(Instr("LOAD_DEREF", FreeVar(name)))
+
+    def load_global(self, name: str) -> None:
+        self.append(compat.load_global_instr(name))
+
+    def load_attr(self, name: str) -> None:
+        self.append(compat.load_attr_instr(name))
+
+    def binary_subscr(self) -> None:
+        self.append(compat.binary_subscr_instr())
+
+    def build(self, kind: type, count: int) -> None:
+        self.append(Instr(_BUILD[kind], count))
+
+    def get_iter(self) -> None:
+        self.append(Instr("GET_ITER"))
+
+    def store_attr(self, name: str) -> None:
+        self.append(Instr("STORE_ATTR", name))
+
+    def store_global(self, name: str) -> None:
+        self.append(Instr("STORE_GLOBAL", name))
+
+    def build_map(self, count: int) -> None:
+        self.append(Instr("BUILD_MAP", count))
+
+    def pop_top(self) -> None:
+        self.append(Instr("POP_TOP"))
+
+    def begin_call(self, fn: Any) -> None:
+        """Push `fn` ready for a plain call; emit its arguments, then end_call(count)."""
+        self.append(*compat.callable_with_null([Instr("LOAD_CONST", fn)]))
+
+    def end_call(self, count: int) -> None:
+        self.append(*compat.call_instrs(count))
+
+    def store_slice_all(self) -> None:
+        """Stack: new_items, container -> container[:] = new_items."""
+        self.load_const(slice(None))
+        self.append(Instr("STORE_SUBSCR"))
+
+    # ---- values -------------------------------------------------------------------------------------
+    def load_source(self, source: Any) -> None:
+        source.reconstruct(self)
+
+    def reconstruct(self, value: "VariableTracker") -> None:
+        value.reconstruct(self)
+
+    def load_graph_output(self, array: "ArrayVariable") -> None:
+        """Push an array the graph computes; the graph gets one output per distinct node."""
+        index = self._output_index.get(array.node)
+        if index is None:
+            index = self._output_index[array.node] = len(self.graph_outputs)
+            self.graph_outputs.append(array)
+        self.append(Instr("LOAD_FAST", _output_local(index)))
+
+
+def _output_local(index: int) -> str:
+    return f"___graph_out_{index}"
+
+
+def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCodegen) -> types.CodeType:
+    """The transformed code: the original prologue, the graph call, then `body`, then RETURN_VALUE.
+
+    It keeps the original's names, closure layout, file and first line, and takes every argument
+    slot positionally (see bytecode_compat.flatten_signature)."""
+    original = Bytecode.from_code(code)
+    prologue: list[Any] = []
+    for instr in original:
+        prologue.append(instr)
+        if isinstance(instr, Instr) and instr.name == "RESUME":
+            break
+    call = PyCodegen(code)
+    if compiled is not None:
+        call.append(*compat.callable_with_null([Instr("LOAD_CONST", compiled.compiled_fn)]))
+        for graph_input in compiled.inputs:
+            call.load_source(graph_input.source)
+        call.append(*compat.call_instrs(len(compiled.inputs)))
+        count = len(compiled.outputs)
+        call.append(Instr("UNPACK_SEQUENCE", count))
+        for index in range(count):
+            call.append(Instr("STORE_FAST", _output_local(index)))
+    lineno = code.co_firstlineno
+    for instr in call.instructions + body.instructions:
+        if isinstance(instr, Instr) and instr.lineno is None:
+            instr.lineno = lineno
+    transformed = Bytecode(prologue + call.instructions + body.instructions + [Instr("RETURN_VALUE", lineno=lineno)])
+    for attribute in ("argnames", "name", "qualname", "filename", "first_lineno", "docstring", "cellvars", "freevars",
+                      "flags", "argcount", "posonlyargcount", "kwonlyargcount"):
+        if hasattr(original, attribute):
+            setattr(transformed, attribute, getattr(original, attribute))
+    return compat.flatten_signature(transformed.to_code())

@@ -1,0 +1,158 @@
+"""OutputGraph: the graph being recorded for one frame, its inputs and guards, and the step that
+finishes it: compile with the backend and generate the code that replaces the frame."""
+from __future__ import annotations
+
+import time
+import types
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import _C, config
+from .exc import BackendCompilerFailed, Category, SourceLocation, unsupported
+from .fx_ir.graph import Graph
+from .fx_ir.graph_module import GraphModule
+from .fx_ir.tensor_meta import TensorMeta
+from .guards import GuardKind, GuardSet
+from .logs import get_artifact_logger
+from .side_effects import SideEffects
+from .sources import Source
+from .variables.arrays import ArrayVariable
+from .variables.base import VariableTracker
+from .variables.constant import ConstantVariable
+from .variables.builder import VariableBuilder
+from .variables.numpy_api import NumpyOps
+
+if TYPE_CHECKING:
+    from .translator.core import InstructionTranslatorBase as Tx
+
+graph_log = get_artifact_logger("graph")
+
+
+@dataclass
+class GraphInput:
+    source: Source
+    value: Any
+    variable: ArrayVariable
+
+
+@dataclass
+class CompiledGraph:
+    """A finished graph: the module, what the backend made of it, and which inputs it takes."""
+
+    graph_module: GraphModule
+    compiled_fn: Any
+    inputs: list[GraphInput]
+    outputs: list[ArrayVariable]
+    compile_seconds: float
+    ops: list[Any] = field(default_factory=list)
+
+
+class OutputGraph:
+    def __init__(self, code: types.CodeType, f_globals: dict, backend: Any, backend_name: str) -> None:
+        self.code = code
+        self.f_globals = f_globals
+        self.backend = backend
+        self.backend_name = backend_name
+        self.graph = Graph()
+        self.guards = GuardSet()
+        self.inputs: dict[Source, GraphInput] = {}
+        self.numpy = NumpyOps(self)
+        self.builder = VariableBuilder(self)
+        self.side_effects = SideEffects()
+        self.root_globals = f_globals
+        self.current_location: SourceLocation | None = None
+        self.instructions_traced = 0
+
+    def count_instruction(self) -> None:
+        self.instructions_traced += 1
+        if self.instructions_traced > config.trace_instruction_budget:
+            unsupported(Category.LOOP_BUDGET, f"tracing ran past config.trace_instruction_budget "
+                        f"({config.trace_instruction_budget}) bytecode instructions",
+                        "a long Python loop: raise the budget, or let this loop run in Python")
+
+    # ---- guards ----------------------------------------------------------------------------------
+    def guard(self, source: Source | None, kind: GuardKind, value: Any) -> None:
+        if source is not None:
+            self.guards.add(source, kind, value)
+
+    # ---- graph inputs and nodes ----------------------------------------------------------------------
+    def add_array_input(self, source: Source, value: Any) -> ArrayVariable:
+        """A real ndarray from the frame becomes a placeholder, guarded on its type, dtype and shape."""
+        if source in self.inputs:
+            return self.inputs[source].variable
+        self.guard(source, GuardKind.TYPE_IS, type(value))
+        from .sources import AttrSource
+
+        self.guard(AttrSource(source, "dtype"), GuardKind.EQUALS, value.dtype)
+        self.guard(AttrSource(source, "shape"), GuardKind.EQUALS, value.shape)
+        name = _placeholder_name(source)
+        with self.graph.inserting_before(self._first_non_placeholder()):
+            node = self.graph.placeholder(name)
+        meta = TensorMeta.from_value(value)
+        node.meta["val"] = meta
+        node.meta["source"] = source.name()
+        variable = ArrayVariable(node, meta, source=source)
+        self.inputs[source] = GraphInput(source, value, variable)
+        return variable
+
+    def _first_non_placeholder(self) -> Any:
+        for node in self.graph.nodes:
+            if node.op != "placeholder":
+                return node
+        return None
+
+    def create_node(self, op: str, target: Any, args: tuple, kwargs: dict, meta: Any) -> Any:
+        node = self.graph.create_node(op, target, args, kwargs)
+        node.meta["val"] = meta
+        if self.current_location is not None:
+            node.meta["source_location"] = self.current_location
+        return node
+
+    def size_value(self, value: Any) -> VariableTracker:
+        """A shape, size or dtype read off an array's meta, as the program sees it."""
+        from .variables.builder import wrap_constant_result
+
+        return wrap_constant_result(value)
+
+    def static_size(self, value: Any, why: str) -> int:
+        return int(value)
+
+    def count_ops(self) -> int:
+        return sum(1 for n in self.graph.nodes if n.op not in ("placeholder", "output"))
+
+    # ---- finishing -------------------------------------------------------------------------------------
+    def compile_graph(self, outputs: list[ArrayVariable]) -> CompiledGraph | None:
+        """Add the output node, run the backend; None when there is nothing to run."""
+        if self.count_ops() == 0 and not outputs:
+            return None
+        unique: list[ArrayVariable] = []
+        seen: set[Any] = set()
+        for variable in outputs:
+            if variable.node not in seen:
+                seen.add(variable.node)
+                unique.append(variable)
+        self.graph.output(tuple(v.node for v in unique))
+        self.graph.eliminate_dead_code()
+        used = {n for n in self.graph.nodes if n.op == "placeholder"}
+        inputs = [i for i in self.inputs.values() if i.variable.node in used]
+        gm = GraphModule({}, self.graph)
+        if graph_log.isEnabledFor(10):
+            graph_log.debug("graph for %s:\n%s", self.code.co_qualname, gm.code)
+        start = time.perf_counter()
+        try:
+            compiled_fn = self.backend(gm, [i.value for i in inputs])
+        except Exception as error:  # a backend failure is reported with the user's location
+            raise BackendCompilerFailed(self.backend_name, error, self.current_location) from error
+        seconds = time.perf_counter() - start
+        # the graph is NumPy code only: run it with the hook off, so that nothing in it is traced
+        compiled_fn = _C.CompiledFunction(compiled_fn, None)
+        ops = [n.target for n in self.graph.nodes if n.op not in ("placeholder", "output")]
+        return CompiledGraph(gm, compiled_fn, inputs, unique, seconds, ops)
+
+
+def _placeholder_name(source: Source) -> str:
+    text = source.name()
+    name = "".join(ch if ch.isalnum() else "_" for ch in text).strip("_")
+    while "__" in name:
+        name = name.replace("__", "_")
+    return name if name and not name[0].isdigit() else f"arg_{name}"

@@ -1,0 +1,96 @@
+"""Calls and functions: CALL (with PRECALL/KW_NAMES on 3.11-3.12, CALL_KW on 3.13),
+CALL_FUNCTION_EX, MAKE_FUNCTION and SET_FUNCTION_ATTRIBUTE, RETURN_VALUE, CALL_INTRINSIC_1."""
+from __future__ import annotations
+
+from bytecode import Instr
+
+from .. import bytecode_compat as compat
+from ..exc import Category, unsupported
+from ..variables.base import NULL, VariableTracker
+from ..variables.builtins import BuiltinVariable
+from ..variables.constant import ConstantVariable
+from ..variables.functions import NestedFunctionVariable
+from ..variables.sequences import TupleVariable
+from .core import ReturnSignal
+
+
+class CallsMixin:
+    def PRECALL(self, inst: Instr) -> None:
+        pass
+
+    def KW_NAMES(self, inst: Instr) -> None:
+        self.kw_names = tuple(inst.arg)
+
+    def CALL(self, inst: Instr) -> None:
+        names, self.kw_names = self.kw_names, ()
+        self.call_with_stack(inst.arg, names)
+
+    def CALL_KW(self, inst: Instr) -> None:
+        names = self.pop().as_python_constant()
+        self.call_with_stack(inst.arg, tuple(names))
+
+    def call_with_stack(self, argc: int, kw_names: tuple[str, ...]) -> None:
+        arguments = self.popn(argc)
+        upper = self.pop()
+        lower = self.pop()
+        fn, self_value = compat.split_call_prefix(lower, upper, NULL)
+        if self_value is not None:
+            arguments = [self_value, *arguments]
+        count = len(kw_names)
+        positional = arguments[: len(arguments) - count] if count else arguments
+        kwargs = dict(zip(kw_names, arguments[len(arguments) - count:])) if count else {}
+        self.push(self.call_function(fn, positional, kwargs))
+
+    def call_function(self, fn: VariableTracker, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        return fn.call_function(self, args, kwargs)
+
+    def CALL_FUNCTION_EX(self, inst: Instr) -> None:
+        kwargs_value = self.pop() if inst.arg & 1 else None
+        args_value = self.pop()
+        upper = self.pop()
+        lower = self.pop()
+        fn, self_value = compat.split_call_prefix(lower, upper, NULL)
+        args = args_value.unpack(self)
+        if self_value is not None:
+            args = [self_value, *args]
+        kwargs = kwargs_value.as_keyword_arguments(self) if kwargs_value is not None else {}
+        self.push(self.call_function(fn, args, kwargs))
+
+    def RETURN_VALUE(self, inst: Instr) -> None:
+        raise ReturnSignal(self.pop())
+
+    # ---- making functions -----------------------------------------------------------------------------------
+    def MAKE_FUNCTION(self, inst: Instr) -> None:
+        code = self.pop().as_python_constant()
+        flags = inst.arg or 0
+        closure = self.pop().unpack(self) if flags & 0x08 else []
+        if flags & 0x04:
+            self.pop()  # annotations do not change what the function computes
+        kwdefaults = self.pop().as_keyword_arguments(self) if flags & 0x02 else {}
+        defaults = tuple(self.pop().unpack(self)) if flags & 0x01 else ()
+        self.push(NestedFunctionVariable(code, self.f_globals, code.co_qualname, defaults, kwdefaults, closure,
+                                         globals_source=self.globals_source))
+
+    def SET_FUNCTION_ATTRIBUTE(self, inst: Instr) -> None:  # 3.13
+        fn = self.pop()
+        value = self.pop()
+        if inst.arg & 0x08:
+            fn.closure = value.unpack(self)
+        elif inst.arg & 0x02:
+            fn.kwdefaults = value.as_keyword_arguments(self)
+        elif inst.arg & 0x01:
+            fn.defaults = tuple(value.unpack(self))
+        self.push(fn)
+
+
+def call_intrinsic_1(tx, inst: Instr) -> None:
+    name = getattr(inst.arg, "name", str(inst.arg))
+    value = tx.pop()
+    if name == "INTRINSIC_LIST_TO_TUPLE":
+        tx.push(TupleVariable(value.unpack(tx)))
+    elif name == "INTRINSIC_UNARY_POSITIVE":
+        import operator
+
+        tx.push(BuiltinVariable(operator.pos).call_function(tx, [value], {}))
+    else:
+        unsupported(Category.UNSUPPORTED_OPCODE, f"CALL_INTRINSIC_1 {name} is not supported yet")

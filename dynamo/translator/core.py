@@ -1,0 +1,151 @@
+"""InstructionTranslatorBase: the stack, the locals and the step loop of the symbolic interpreter.
+
+Handlers are methods named exactly after their opcode; __init_subclass__ gathers them into a
+dispatch table, and an opcode without a handler is a structured `unsupported` (a graph break).
+"""
+from __future__ import annotations
+
+import dis
+import types
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
+
+from bytecode import Bytecode, Instr, Label
+
+from .. import config
+from ..exc import Category, SourceLocation, Unsupported, unsupported
+from ..variables.base import NULL, VariableTracker
+
+if TYPE_CHECKING:
+    from ..output_graph import OutputGraph
+
+Handler = Callable[["InstructionTranslatorBase", Instr], None]
+
+
+class LazyVariable(VariableTracker):
+    """A frame value not yet looked at: wrapped (and guarded) only when the code first reads it."""
+
+    def __init__(self, value: Any, source: Any) -> None:
+        super().__init__(source=source)
+        self.value = value
+
+
+class ReturnSignal(Exception):
+    """Raised by RETURN_VALUE to end the step loop; carries the returned value."""
+
+    def __init__(self, value: VariableTracker) -> None:
+        self.value = value
+
+
+class InstructionTranslatorBase:
+    dispatch_table: ClassVar[dict[str, Handler]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.dispatch_table = {
+            name: getattr(cls, name) for name in dir(cls) if name in dis.opmap and callable(getattr(cls, name))
+        }
+
+    def __init__(self, code: types.CodeType, f_globals: dict, output: "OutputGraph",
+                 symbolic_locals: dict[str, VariableTracker], parent: "InstructionTranslatorBase | None" = None) -> None:
+        self.code = code
+        self.f_globals = f_globals
+        self.output = output
+        self.parent = parent
+        self.symbolic_locals = symbolic_locals
+        self.stack: list[VariableTracker] = []
+        self.instructions, self.label_targets = _flatten(code)
+        self.ip = 0
+        self.current: Instr | None = None
+        self.kw_names: tuple[str, ...] = ()
+        self.depth = 0 if parent is None else parent.depth + 1
+
+    # ---- the loop ------------------------------------------------------------------------------------------
+    def run(self) -> VariableTracker:
+        """Interpret until RETURN_VALUE; returns the value the frame returns."""
+        try:
+            while True:
+                self.step()
+        except ReturnSignal as signal:
+            return signal.value
+
+    def step(self) -> None:
+        if self.ip >= len(self.instructions):
+            unsupported(Category.UNSUPPORTED_OPCODE, "execution ran off the end of the bytecode")
+        inst = self.current = self.instructions[self.ip]
+        self.ip += 1
+        self.output.count_instruction()
+        if inst.lineno is not None:
+            self.output.current_location = SourceLocation(self.code.co_filename, inst.lineno, self.code.co_name)
+        handler = self.dispatch_table.get(inst.name)
+        try:
+            if handler is None:
+                unsupported(Category.UNSUPPORTED_OPCODE, f"the bytecode instruction {inst.name} is not supported yet")
+            handler(self, inst)
+        except Unsupported as error:
+            if error.location is None:
+                error.location = self.location()
+                error.args = (error._message(),)
+            raise
+
+    def location(self) -> SourceLocation:
+        lineno = self.current.lineno if self.current is not None and self.current.lineno else self.code.co_firstlineno
+        return SourceLocation(self.code.co_filename, lineno, self.code.co_name)
+
+    # ---- stack -----------------------------------------------------------------------------------------
+    def push(self, value: VariableTracker) -> None:
+        self.stack.append(value)
+
+    def push_many(self, values: list[VariableTracker]) -> None:
+        self.stack.extend(values)
+
+    def pop(self) -> VariableTracker:
+        return self.stack.pop()
+
+    def popn(self, count: int) -> list[VariableTracker]:
+        if count == 0:
+            return []
+        values = self.stack[-count:]
+        del self.stack[-count:]
+        return values
+
+    def peek(self, depth: int = 1) -> VariableTracker:
+        return self.stack[-depth]
+
+    def jump(self, target: Label) -> None:
+        self.ip = self.label_targets[target]
+
+    # ---- locals ----------------------------------------------------------------------------------------
+    def get_local(self, name: str) -> VariableTracker:
+        value = self.symbolic_locals.get(name)
+        if value is None:
+            unsupported(Category.EXCEPTION, f"local variable {name!r} is read before it is assigned")
+        if isinstance(value, LazyVariable):
+            value = self.symbolic_locals[name] = self.output.builder(value.value, value.source)
+        return value
+
+    def realize(self, value: VariableTracker) -> VariableTracker:
+        if isinstance(value, LazyVariable):
+            return self.output.builder(value.value, value.source)
+        return value
+
+    # ---- budgets ------------------------------------------------------------------------------------------
+    def check_unroll_budget(self, iterations: int, what: str) -> None:
+        if iterations > config.unroll_limit:
+            unsupported(Category.LOOP_BUDGET, f"a loop over {what} of {iterations} iterations is longer than "
+                        f"config.unroll_limit ({config.unroll_limit})",
+                        "raise dynamo.config.unroll_limit, or accept that this loop runs in Python")
+
+
+def _flatten(code: types.CodeType) -> tuple[list[Instr], dict[Label, int]]:
+    """Instructions without labels or pseudo-instructions, and where each label points."""
+    instructions: list[Instr] = []
+    targets: dict[Label, int] = {}
+    for item in Bytecode.from_code(code):
+        if isinstance(item, Label):
+            targets[item] = len(instructions)
+        elif isinstance(item, Instr):
+            instructions.append(item)
+    return instructions, targets
+
+
+__all__ = ["InstructionTranslatorBase", "LazyVariable", "NULL", "ReturnSignal"]

@@ -1,0 +1,112 @@
+"""Operator opcodes: BINARY_OP, UNARY_*, COMPARE_OP, IS_OP, CONTAINS_OP, TO_BOOL, subscripts and
+slices. Each maps to an `operator` function called through BuiltinVariable, which folds constants,
+handles sequences and sends arrays to the graph."""
+from __future__ import annotations
+
+import operator
+
+from bytecode import BinaryOp, Compare, Instr
+
+from ..variables.base import VariableTracker
+from ..variables.builtins import BuiltinVariable
+from ..variables.constant import ConstantVariable
+from ..variables.sequences import SliceVariable
+
+BINARY_OPERATORS = {
+    BinaryOp.ADD: operator.add, BinaryOp.SUBTRACT: operator.sub, BinaryOp.MULTIPLY: operator.mul,
+    BinaryOp.TRUE_DIVIDE: operator.truediv, BinaryOp.FLOOR_DIVIDE: operator.floordiv,
+    BinaryOp.REMAINDER: operator.mod, BinaryOp.POWER: operator.pow, BinaryOp.MATRIX_MULTIPLY: operator.matmul,
+    BinaryOp.LSHIFT: operator.lshift, BinaryOp.RSHIFT: operator.rshift, BinaryOp.AND: operator.and_,
+    BinaryOp.OR: operator.or_, BinaryOp.XOR: operator.xor,
+    BinaryOp.INPLACE_ADD: operator.iadd, BinaryOp.INPLACE_SUBTRACT: operator.isub,
+    BinaryOp.INPLACE_MULTIPLY: operator.imul, BinaryOp.INPLACE_TRUE_DIVIDE: operator.itruediv,
+    BinaryOp.INPLACE_FLOOR_DIVIDE: operator.ifloordiv, BinaryOp.INPLACE_REMAINDER: operator.imod,
+    BinaryOp.INPLACE_POWER: operator.ipow, BinaryOp.INPLACE_MATRIX_MULTIPLY: operator.imatmul,
+    BinaryOp.INPLACE_LSHIFT: operator.ilshift, BinaryOp.INPLACE_RSHIFT: operator.irshift,
+    BinaryOp.INPLACE_AND: operator.iand, BinaryOp.INPLACE_OR: operator.ior, BinaryOp.INPLACE_XOR: operator.ixor,
+}
+
+COMPARE_OPERATORS = {
+    Compare.LT: operator.lt, Compare.LE: operator.le, Compare.EQ: operator.eq,
+    Compare.NE: operator.ne, Compare.GT: operator.gt, Compare.GE: operator.ge,
+}
+
+
+class OperatorsMixin:
+    def apply(self, fn, *args: VariableTracker) -> VariableTracker:
+        return BuiltinVariable(fn).call_function(self, list(args), {})
+
+    def BINARY_OP(self, inst: Instr) -> None:
+        right = self.pop()
+        left = self.pop()
+        self.push(self.apply(BINARY_OPERATORS[inst.arg], left, right))
+
+    def COMPARE_OP(self, inst: Instr) -> None:
+        right = self.pop()
+        left = self.pop()
+        compare = inst.arg[0] if isinstance(inst.arg, tuple) else inst.arg  # 3.13: (Compare, to_bool)
+        result = self.apply(COMPARE_OPERATORS[compare], left, right)
+        if isinstance(inst.arg, tuple) and inst.arg[1]:
+            result = ConstantVariable(result.truth_value(self)) if result.is_python_constant() else result
+        self.push(result)
+
+    def IS_OP(self, inst: Instr) -> None:
+        right = self.pop()
+        left = self.pop()
+        self.push(self.apply(operator.is_not if inst.arg else operator.is_, left, right))
+
+    def CONTAINS_OP(self, inst: Instr) -> None:
+        container = self.pop()
+        item = self.pop()
+        result = self.apply(operator.contains, container, item)
+        self.push(self.apply(operator.not_, result) if inst.arg else result)
+
+    def UNARY_NEGATIVE(self, inst: Instr) -> None:
+        self.push(self.apply(operator.neg, self.pop()))
+
+    def UNARY_POSITIVE(self, inst: Instr) -> None:
+        self.push(self.apply(operator.pos, self.pop()))
+
+    def UNARY_INVERT(self, inst: Instr) -> None:
+        self.push(self.apply(operator.invert, self.pop()))
+
+    def UNARY_NOT(self, inst: Instr) -> None:
+        self.push(ConstantVariable(not self.pop().truth_value(self)))
+
+    def TO_BOOL(self, inst: Instr) -> None:
+        self.push(ConstantVariable(self.pop().truth_value(self)))
+
+    def CALL_INTRINSIC_1(self, inst: Instr) -> None:
+        from .calls import call_intrinsic_1
+
+        call_intrinsic_1(self, inst)
+
+    # ---- subscripts and slices ---------------------------------------------------------------------------
+    def BINARY_SUBSCR(self, inst: Instr) -> None:
+        key = self.pop()
+        container = self.pop()
+        self.push(self.apply(operator.getitem, container, key))
+
+    def BINARY_SLICE(self, inst: Instr) -> None:
+        stop = self.pop()
+        start = self.pop()
+        container = self.pop()
+        self.push(self.apply(operator.getitem, container, SliceVariable(start, stop, ConstantVariable(None))))
+
+    def STORE_SUBSCR(self, inst: Instr) -> None:
+        key = self.pop()
+        container = self.pop()
+        value = self.pop()
+        container.setitem(self, key, value)
+
+    def STORE_SLICE(self, inst: Instr) -> None:
+        stop = self.pop()
+        start = self.pop()
+        container = self.pop()
+        value = self.pop()
+        container.setitem(self, SliceVariable(start, stop, ConstantVariable(None)), value)
+
+    def DELETE_SUBSCR(self, inst: Instr) -> None:
+        key = self.pop()
+        container = self.pop()
+        container.delitem(self, key)

@@ -1,0 +1,87 @@
+"""ArrayVariable: an ndarray (or NumPy scalar) produced or used by the graph: an fx_ir Node plus
+its TensorMeta. Operators, methods and attributes go through the op registry into the graph."""
+from __future__ import annotations
+
+import operator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..exc import Category, unsupported
+from ..fx_ir.tensor_meta import TensorMeta
+from .base import VariableTracker
+from .constant import ConstantVariable
+
+if TYPE_CHECKING:
+    from ..codegen import PyCodegen
+    from ..fx_ir.node import Node
+    from ..translator.core import InstructionTranslatorBase as Tx
+
+# Attributes that are plain Python values computed from the meta (no graph node).
+_META_ATTRIBUTES = {
+    "shape": lambda m: m.shape,
+    "dtype": lambda m: m.dtype,
+    "ndim": lambda m: m.ndim,
+    "size": lambda m: m.size,
+    "itemsize": lambda m: m.dtype.itemsize,
+    "nbytes": lambda m: m.size * m.dtype.itemsize,
+}
+
+
+class ArrayVariable(VariableTracker):
+    def __init__(self, node: "Node", meta: TensorMeta, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.node = node
+        self.meta = meta
+
+    def python_type(self) -> type:
+        return self.meta.dtype.type if self.meta.scalar else np.ndarray
+
+    def describe(self) -> str:
+        kind = "NumPy scalar" if self.meta.scalar else "array"
+        shape = "" if self.meta.scalar else f" of shape {tuple(self.meta.shape)}"
+        return f"{'a' if kind[0] not in 'aeiou' else 'an'} {kind}{shape} and dtype {self.meta.dtype} (computed in the graph)"
+
+    def as_graph_argument(self) -> Any:
+        return self.node
+
+    def as_meta_argument(self) -> Any:
+        return self.meta
+
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        if name in _META_ATTRIBUTES:
+            return tx.output.size_value(_META_ATTRIBUTES[name](self.meta))
+        if tx.output.numpy.has_array_attribute(name):
+            return tx.output.numpy.array_attribute(tx, self, name)
+        if tx.output.numpy.has_array_method(name):
+            from .numpy_api import ArrayMethodVariable
+
+            return ArrayMethodVariable(self, name)
+        unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"ndarray attribute {name!r} is not supported while tracing")
+
+    def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        if name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__"):
+            unsupported(Category.DATA_DEPENDENT_VALUE, f"{name}() of {self.describe()} needs its data",
+                        "keep the value as an array, or accept a graph break here")
+        return tx.output.numpy.call_array_method(tx, self, name, args, kwargs)
+
+    def setitem(self, tx: "Tx", key: VariableTracker, value: VariableTracker) -> None:
+        tx.output.numpy.call_function(tx, operator.setitem, [self, key, value], {}, name="item assignment")
+
+    def truth_value(self, tx: "Tx") -> bool:
+        unsupported(Category.DATA_DEPENDENT_BRANCH,
+                    f"branching on {self.describe()} depends on its data",
+                    "branch with np.where(...) instead, or accept a graph break here")
+
+    def unpack(self, tx: "Tx") -> list[VariableTracker]:
+        if self.meta.scalar or self.meta.ndim == 0:
+            unsupported(Category.UNSUPPORTED_VALUE, f"iterating over {self.describe()}: a 0-d array is not iterable")
+        length = tx.output.static_size(self.meta.shape[0], "iterating over an array's first axis")
+        tx.check_unroll_budget(length, "an array's first axis")
+        return [tx.output.numpy.call_function(tx, operator.getitem, [self, ConstantVariable(i)], {}) for i in range(length)]
+
+    def reconstruct(self, codegen: "PyCodegen") -> None:
+        if self.source is not None:  # an input array: the very same object
+            codegen.load_source(self.source)
+        else:
+            codegen.load_graph_output(self)

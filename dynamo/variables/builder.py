@@ -1,0 +1,167 @@
+"""VariableBuilder: real values found in the frame (arguments, globals, closure cells, attributes)
+become VariableTrackers, chosen through a type-keyed table, with the guards their use needs."""
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from ..exc import Category, unsupported
+from ..guards import GuardKind
+from ..sources import ItemSource, Source
+from .base import VariableTracker
+from .constant import ConstantVariable, is_constant_value
+
+if TYPE_CHECKING:
+    from ..output_graph import OutputGraph
+
+
+def wrap_constant_result(value: Any) -> VariableTracker:
+    """A Python value computed while tracing (no source, no guard)."""
+    from .sequences import ListVariable, SliceVariable, TupleVariable
+
+    if isinstance(value, tuple):
+        return TupleVariable([wrap_constant_result(v) for v in value])
+    if isinstance(value, list):
+        return ListVariable([wrap_constant_result(v) for v in value])
+    if isinstance(value, slice):
+        return SliceVariable(*(ConstantVariable(p) for p in (value.start, value.stop, value.step)))
+    if is_constant_value(value) or isinstance(value, (np.generic,)):
+        return ConstantVariable(value)
+    unsupported(Category.UNSUPPORTED_VALUE, f"a {type(value).__name__} computed while tracing")
+
+
+class VariableBuilder:
+    """Wraps one real value reached through `source`, installing the guards its kind needs."""
+
+    def __init__(self, output: "OutputGraph") -> None:
+        self.output = output
+        # Mutable objects reached twice (two names, two paths) must be one tracker, or a
+        # mutation through one path would be invisible through the other.
+        self._by_identity: dict[int, tuple[Any, VariableTracker]] = {}
+
+    def __call__(self, value: Any, source: Source) -> VariableTracker:
+        known = self._by_identity.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        handler = _BY_TYPE.get(type(value))
+        if handler is None:
+            handler = next((h for check, h in _BY_CHECK if check(value)), VariableBuilder.wrap_object)
+        variable = handler(self, value, source)
+        if not is_constant_value(value) and not isinstance(value, (types.ModuleType, types.FunctionType)):
+            self._by_identity[id(value)] = (value, variable)
+        return variable
+
+    def guard(self, source: Source, kind: GuardKind, value: Any) -> None:
+        self.output.guard(source, kind, value)
+
+    # ---- one method per kind of value -------------------------------------------------------------
+    def wrap_array(self, value: np.ndarray, source: Source) -> VariableTracker:
+        return self.output.add_array_input(source, value)
+
+    def wrap_constant(self, value: Any, source: Source) -> VariableTracker:
+        self.guard(source, GuardKind.TYPE_IS, type(value))
+        if value is not None and type(value) is not type(Ellipsis):
+            self.guard(source, GuardKind.EQUALS, value)
+        return ConstantVariable(value, source=source)
+
+    def wrap_identity(self, value: Any, source: Source) -> VariableTracker:
+        """Values that are the same object on every call (dtype classes, code)."""
+        self.guard(source, GuardKind.ID_IS, value)
+        return ConstantVariable(value, source=source)
+
+    def wrap_tuple(self, value: tuple, source: Source) -> VariableTracker:
+        from .sequences import TupleVariable
+
+        self.guard(source, GuardKind.TYPE_IS, type(value))
+        self.guard(source, GuardKind.LEN_IS, len(value))
+        return TupleVariable([self(v, ItemSource(source, i)) for i, v in enumerate(value)], source=source)
+
+    def wrap_list(self, value: list, source: Source) -> VariableTracker:
+        from .sequences import ListVariable
+
+        self.guard(source, GuardKind.TYPE_IS, type(value))
+        self.guard(source, GuardKind.LEN_IS, len(value))
+        return ListVariable([self(v, ItemSource(source, i)) for i, v in enumerate(value)], source=source)
+
+    def wrap_slice(self, value: slice, source: Source) -> VariableTracker:
+        from .sequences import SliceVariable
+
+        self.guard(source, GuardKind.TYPE_IS, slice)
+        self.guard(source, GuardKind.EQUALS, value)
+        return SliceVariable(*(ConstantVariable(p) for p in (value.start, value.stop, value.step)), source=source)
+
+    def wrap_numpy_scalar(self, value: np.generic, source: Source) -> VariableTracker:
+        self.guard(source, GuardKind.TYPE_IS, type(value))
+        if value == value:  # NaN never equals itself: guard it by type only, and keep it a constant
+            self.guard(source, GuardKind.EQUALS, value)
+        return ConstantVariable(value, source=source)
+
+    def wrap_module(self, value: types.ModuleType, source: Source) -> VariableTracker:
+        from .numpy_api import NumpyModuleVariable
+        from .objects import PythonModuleVariable
+
+        self.guard(source, GuardKind.ID_IS, value)
+        if value.__name__ == "numpy" or value.__name__.startswith("numpy."):
+            return NumpyModuleVariable(value, source=source)
+        return PythonModuleVariable(value, source=source)
+
+    def wrap_function(self, value: types.FunctionType, source: Source) -> VariableTracker:
+        from .functions import UserFunctionVariable
+        from .numpy_api import NumpyFunctionVariable
+
+        self.guard(source, GuardKind.ID_IS, value)
+        if _is_numpy_callable(value):
+            return NumpyFunctionVariable(value, _numpy_qualname(value), source=source)
+        return UserFunctionVariable(value, source=source)
+
+    def wrap_builtin(self, value: Any, source: Source) -> VariableTracker:
+        from .builtins import BuiltinVariable
+        from .numpy_api import NumpyFunctionVariable
+
+        self.guard(source, GuardKind.ID_IS, value)
+        if _is_numpy_callable(value):
+            return NumpyFunctionVariable(value, _numpy_qualname(value), source=source)
+        return BuiltinVariable(value, source=source)
+
+    def wrap_object(self, value: Any, source: Source) -> VariableTracker:
+        from .objects import UserObjectVariable
+
+        self.guard(source, GuardKind.TYPE_IS, type(value))
+        return UserObjectVariable(value, source=source)
+
+
+def _is_numpy_callable(value: Any) -> bool:
+    return isinstance(value, np.ufunc) or (getattr(value, "__module__", "") or "").startswith("numpy")
+
+
+def _numpy_qualname(value: Any) -> str:
+    module = getattr(value, "__module__", "numpy") or "numpy"
+    public = "numpy" if module.startswith("numpy._core") or module == "numpy" else module
+    return f"{public.replace('numpy', 'np', 1)}.{getattr(value, '__name__', '?')}"
+
+
+_BY_TYPE: dict[type, Callable[[VariableBuilder, Any, Source], VariableTracker]] = {
+    np.ndarray: VariableBuilder.wrap_array,
+    tuple: VariableBuilder.wrap_tuple,
+    list: VariableBuilder.wrap_list,
+    slice: VariableBuilder.wrap_slice,
+    types.ModuleType: VariableBuilder.wrap_module,
+    types.FunctionType: VariableBuilder.wrap_function,
+    types.BuiltinFunctionType: VariableBuilder.wrap_builtin,
+    np.ufunc: VariableBuilder.wrap_builtin,
+    type(Ellipsis): VariableBuilder.wrap_constant,
+    type(None): VariableBuilder.wrap_constant,
+    **{t: VariableBuilder.wrap_constant for t in (bool, int, float, complex, str, bytes)},
+    np.dtype: VariableBuilder.wrap_constant,
+}
+
+_BY_CHECK: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any, Source], VariableTracker]]] = [
+    (lambda v: isinstance(v, np.dtype), VariableBuilder.wrap_constant),
+    (lambda v: isinstance(v, np.generic), VariableBuilder.wrap_numpy_scalar),
+    (lambda v: isinstance(v, type) and issubclass(v, np.generic), VariableBuilder.wrap_identity),
+    (lambda v: isinstance(v, type) and v.__module__ == "builtins", VariableBuilder.wrap_builtin),
+    (lambda v: isinstance(v, np.ndarray), VariableBuilder.wrap_object),  # subclasses: not captured as arrays
+]
+
