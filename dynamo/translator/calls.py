@@ -62,7 +62,7 @@ class CallsMixin:
     # ---- making functions -----------------------------------------------------------------------------------
     def MAKE_FUNCTION(self, inst: Instr) -> None:
         code = self.pop().as_python_constant()
-        flags = inst.arg or 0
+        flags = inst.arg if isinstance(inst.arg, int) else 0  # 3.13: no argument
         closure = self.pop().unpack(self) if flags & 0x08 else []
         if flags & 0x04:
             self.pop()  # annotations do not change what the function computes

@@ -22,7 +22,7 @@ def _name(arg: object) -> str:
 class LoadStoreMixin:
     # ---- fast locals -----------------------------------------------------------------------------------
     def LOAD_FAST(self, inst: Instr) -> None:
-        self.push(self.get_local(inst.arg))
+        self.push(self.get_local(_name(inst.arg)))
 
     LOAD_FAST_CHECK = LOAD_FAST
 
@@ -93,7 +93,8 @@ class LoadStoreMixin:
     def MAKE_CELL(self, inst: Instr) -> None:
         name = _name(inst.arg)
         current = self.symbolic_locals.get(name)
-        self.cells[name] = CellVariable(self.realize(current) if current is not None else None)
+        # 3.13 loads a cell slot with LOAD_FAST when building a closure: the slot holds the cell
+        self.cells[name] = self.symbolic_locals[name] = CellVariable(self.realize(current) if current is not None else None)
 
     def COPY_FREE_VARS(self, inst: Instr) -> None:
         for name, cell in zip(self.code.co_freevars, self.closure):
