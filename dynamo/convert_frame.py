@@ -61,6 +61,8 @@ class ConvertFrame:
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self._limit_warned: set[types.CodeType] = set()
+        # every frame this callback compiled, in order (explain() and tests read it)
+        self.compiled_frames: list[tuple[types.CodeType, CompiledFrame]] = []
 
     def __repr__(self) -> str:
         return f"<ConvertFrame backend={self.backend_name!r} fullgraph={self.fullgraph}>"
@@ -77,6 +79,7 @@ class ConvertFrame:
                 return None
         with compile_lock:
             compiled = self.compile_frame(frame)
+        self.compiled_frames.append((code, compiled))
         if guards_log.isEnabledFor(logging.DEBUG):
             guards_log.debug("guards for %s:\n%s", code.co_qualname, compiled.guards)
         return compiled.guards.compile(), compiled.code
@@ -142,3 +145,4 @@ class ConvertFrame:
 
     def reset(self) -> None:
         self._limit_warned.clear()
+        self.compiled_frames.clear()
