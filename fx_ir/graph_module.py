@@ -1,0 +1,147 @@
+"""GraphModule: a Graph plus the attributes it reads, compiled into a real Python `forward`.
+
+Generated source is registered in linecache, so tracebacks and inspect show the lines that run.
+"""
+from __future__ import annotations
+
+import itertools
+import linecache
+import types
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from .codegen import PythonCode
+from .graph import Graph
+from .node import Opcode
+
+# Process-wide, so every generated file name is unique even across GraphModules.
+_source_counter = itertools.count()
+
+
+class AttributeHolder:
+    """An intermediate object for dotted attribute paths (`consts.c0` installs `consts`)."""
+
+    def __repr__(self) -> str:
+        return f"AttributeHolder({', '.join(sorted(vars(self)))})"
+
+
+def _resolve(root: Any, qualname: str) -> Any:
+    if isinstance(root, Mapping):
+        if qualname in root:
+            return root[qualname]
+        head, _, rest = qualname.partition(".")
+        if head not in root or not rest:
+            raise AttributeError(f"root has no entry {qualname!r}")
+        return _resolve(root[head], rest)
+    value = root
+    for part in qualname.split("."):
+        value = getattr(value, part)
+    return value
+
+
+class GraphModule:
+    """Runs a Graph as compiled Python. `root` (a dict or an object) provides what get_attr/call_module name.
+
+    >>> gm = GraphModule({"means": means}, graph)
+    >>> gm(X)              # calls the generated forward; gm.code shows its source
+    """
+
+    def __init__(self, root: Mapping[str, Any] | object, graph: Graph, class_name: str = "GraphModule") -> None:
+        self.class_name = class_name
+        self._graph = graph
+        self._code: PythonCode | None = None
+        self._filename = ""
+        for node in graph.nodes:
+            if node.op in (Opcode.GET_ATTR, Opcode.CALL_MODULE):
+                try:
+                    value = _resolve(root, node.target)
+                except (AttributeError, KeyError) as exc:
+                    raise AttributeError(
+                        f"{class_name}: node {node.name} ({node.op.value}) needs attribute {node.target!r}, "
+                        f"which the root does not provide ({exc})"
+                    ) from None
+                self.set_attribute(node.target, value)
+        self.graph = graph
+
+    # -- graph and code -----------------------------------------------------------------------
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @graph.setter
+    def graph(self, graph: Graph) -> None:
+        graph.owning_module = self
+        self._graph = graph
+        self.recompile()
+
+    def recompile(self) -> PythonCode:
+        """Regenerate and recompile `forward` from the graph; call after editing the graph."""
+        code = self._graph.python_code("self")
+        filename = f"<fx_ir-generated-{next(_source_counter)}>"
+        linecache.cache[filename] = (len(code.src), None, code.src.splitlines(keepends=True), filename)
+        namespace = dict(code.globals)
+        exec(compile(code.src, filename, "exec"), namespace)
+        forward = namespace["forward"]
+        # Drop the linecache entry with the function, so recompiling in a loop does not leak sources.
+        weakref.finalize(forward, linecache.cache.pop, filename, None)
+        self.forward = types.MethodType(forward, self)
+        self._code, self._filename = code, filename
+        return code
+
+    @property
+    def code(self) -> str:
+        """The generated source of `forward`."""
+        assert self._code is not None
+        return self._code.src
+
+    @property
+    def filename(self) -> str:
+        """The linecache name of the current `forward` source, as it appears in tracebacks."""
+        return self._filename
+
+    def node_at_line(self, lineno: int) -> str | None:
+        """The name of the node whose statement is on `lineno` of the generated source."""
+        assert self._code is not None
+        return self._code.lineno_map.get(lineno)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    def print_readable(self) -> str:
+        """The generated code as a class body, for reading (returned, not printed)."""
+        body = "".join(f"    {line}\n" if line else "\n" for line in self.code.splitlines())
+        return f"class {self.class_name}:\n{body}"
+
+    def __repr__(self) -> str:
+        return f"{self.class_name}(\n{self.print_readable()})"
+
+    # -- attributes ---------------------------------------------------------------------------
+
+    def get_attribute(self, qualname: str) -> Any:
+        """The value at a dotted attribute path, as get_attr and call_module read it."""
+        value: Any = self
+        for part in qualname.split("."):
+            try:
+                value = getattr(value, part)
+            except AttributeError:
+                raise AttributeError(f"{self.class_name} has no attribute {qualname!r} (missing {part!r})") from None
+        return value
+
+    def set_attribute(self, qualname: str, value: Any) -> None:
+        """Install `value` at a dotted path, creating AttributeHolders for missing intermediate parts."""
+        parts = qualname.split(".")
+        if hasattr(GraphModule, parts[0]) or parts[0] in ("class_name", "forward") or parts[0].startswith("_"):
+            raise ValueError(f"attribute name {parts[0]!r} would shadow a GraphModule member; choose another name")
+        owner: Any = self
+        for part in parts[:-1]:
+            if not hasattr(owner, part):
+                setattr(owner, part, AttributeHolder())
+            owner = getattr(owner, part)
+        setattr(owner, parts[-1], value)
+
+    def delete_attribute(self, qualname: str) -> None:
+        head, _, last = qualname.rpartition(".")
+        owner = self.get_attribute(head) if head else self
+        delattr(owner, last)
