@@ -69,9 +69,35 @@ static int parse_register(PyObject *value, int nregs, int *out) {
     return 0;
 }
 
+/* A register an instruction reads must have been loaded by an earlier instruction: a load
+ * that fails ends the program, so at run time every register read then holds a value. */
+static int parse_source_register(PyObject *value, int nregs, const char *loaded, int *out) {
+    if (parse_register(value, nregs, out) < 0) {
+        return -1;
+    }
+    if (!loaded[*out]) {
+        PyErr_Format(PyExc_ValueError, "guard register %d is read before an instruction loads it", *out);
+        return -1;
+    }
+    return 0;
+}
+
+/* Argument slot and closure cell indexes: a negative one would read before the array. */
+static int parse_index(PyObject *value, const char *op, Py_ssize_t *out) {
+    *out = PyLong_AsSsize_t(value);
+    if (*out == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (*out < 0) {
+        PyErr_Format(PyExc_ValueError, "%s index must be >= 0, got %zd", op, *out);
+        return -1;
+    }
+    return 0;
+}
+
 static GuardOp parse_op(PyObject *name) {
     for (int i = 0; i < OP_COUNT; i++) {
-        if (PyUnicode_CompareWithASCIIString(name, op_names[i]) == 0) {
+        if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, op_names[i]) == 0) {
             return (GuardOp)i;
         }
     }
@@ -81,8 +107,9 @@ static GuardOp parse_op(PyObject *name) {
 
 /* Instruction tuples: (op, dst, index) for load_arg/load_cell; (op, dst, name) for
  * load_global; (op, dst, src, obj) for load_attr/load_item; (op, src, obj) for checks;
- * (op, src, n) for len_is; (op, obj, (regs...)) for call_many. */
-static int parse_instr(PyObject *item, int nregs, GuardInstr *ins) {
+ * (op, src, n) for len_is; (op, obj, (regs...)) for call_many. `loaded` marks the registers
+ * written by the instructions parsed so far. */
+static int parse_instr(PyObject *item, int nregs, char *loaded, GuardInstr *ins) {
     if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) < 3) {
         PyErr_Format(PyExc_TypeError, "guard instruction must be a tuple (op, ...), got %R", item);
         return -1;
@@ -92,13 +119,19 @@ static int parse_instr(PyObject *item, int nregs, GuardInstr *ins) {
     if (ins->op == OP_COUNT) {
         return -1;
     }
+    Py_ssize_t expected = (ins->op == OP_LOAD_ATTR || ins->op == OP_LOAD_ITEM) ? 4 : 3;
+    if (n != expected) {
+        PyErr_Format(PyExc_TypeError, "guard instruction %s takes %zd elements, got %R",
+                     op_names[ins->op], expected, item);
+        return -1;
+    }
     PyObject *a = PyTuple_GET_ITEM(item, 1), *b = PyTuple_GET_ITEM(item, 2);
     switch (ins->op) {
     case OP_LOAD_ARG:
     case OP_LOAD_CELL:
         if (parse_register(a, nregs, &ins->dst) < 0) return -1;
-        ins->index = PyLong_AsSsize_t(b);
-        return (ins->index < 0 && PyErr_Occurred()) ? -1 : 0;
+        if (parse_index(b, op_names[ins->op], &ins->index) < 0) return -1;
+        break;
     case OP_LOAD_GLOBAL:
         if (parse_register(a, nregs, &ins->dst) < 0) return -1;
         if (!PyUnicode_Check(b)) {
@@ -106,29 +139,29 @@ static int parse_instr(PyObject *item, int nregs, GuardInstr *ins) {
             return -1;
         }
         ins->obj = Py_NewRef(b);
-        return 0;
+        break;
     case OP_LOAD_ATTR:
     case OP_LOAD_ITEM:
-        if (n != 4) {
-            PyErr_Format(PyExc_TypeError, "%s takes (op, dst, src, key)", op_names[ins->op]);
-            return -1;
-        }
         if (parse_register(a, nregs, &ins->dst) < 0) return -1;
-        if (parse_register(b, nregs, &ins->src) < 0) return -1;
+        if (parse_source_register(b, nregs, loaded, &ins->src) < 0) return -1;
         ins->obj = Py_NewRef(PyTuple_GET_ITEM(item, 3));
         if (ins->op == OP_LOAD_ATTR && !PyUnicode_Check(ins->obj)) {
             PyErr_SetString(PyExc_TypeError, "load_attr takes a str name");
             return -1;
         }
-        return 0;
+        break;
     case OP_LEN_IS:
-        if (parse_register(a, nregs, &ins->src) < 0) return -1;
+        if (parse_source_register(a, nregs, loaded, &ins->src) < 0) return -1;
         ins->index = PyLong_AsSsize_t(b);
         return (ins->index == -1 && PyErr_Occurred()) ? -1 : 0;
     case OP_CALL_MANY: {
         ins->obj = Py_NewRef(a);
         if (!PyTuple_Check(b)) {
             PyErr_SetString(PyExc_TypeError, "call_many takes (op, fn, (registers...))");
+            return -1;
+        }
+        if (PyTuple_GET_SIZE(b) > MAX_STACK_REGS) { /* run_instr passes them on the C stack */
+            PyErr_Format(PyExc_ValueError, "call_many takes at most %d registers", MAX_STACK_REGS);
             return -1;
         }
         ins->nregs = (int)PyTuple_GET_SIZE(b);
@@ -138,15 +171,17 @@ static int parse_instr(PyObject *item, int nregs, GuardInstr *ins) {
             return -1;
         }
         for (int i = 0; i < ins->nregs; i++) {
-            if (parse_register(PyTuple_GET_ITEM(b, i), nregs, &ins->regs[i]) < 0) return -1;
+            if (parse_source_register(PyTuple_GET_ITEM(b, i), nregs, loaded, &ins->regs[i]) < 0) return -1;
         }
         return 0;
     }
     default: /* type_is, id_is, equals, call */
-        if (parse_register(a, nregs, &ins->src) < 0) return -1;
+        if (parse_source_register(a, nregs, loaded, &ins->src) < 0) return -1;
         ins->obj = Py_NewRef(b);
         return 0;
     }
+    loaded[ins->dst] = 1; /* the loads end here */
+    return 0;
 }
 
 static PyObject *guard_program_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
@@ -178,14 +213,22 @@ static PyObject *guard_program_new(PyTypeObject *type, PyObject *args, PyObject 
         Py_DECREF(self);
         return PyErr_NoMemory();
     }
+    char *loaded = PyMem_Calloc(nregs ? nregs : 1, 1);
+    if (loaded == NULL) {
+        Py_DECREF(seq);
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         self->ninstrs = i + 1; /* so that dealloc frees what parse_instr stored */
-        if (parse_instr(PySequence_Fast_GET_ITEM(seq, i), nregs, &self->instrs[i]) < 0) {
+        if (parse_instr(PySequence_Fast_GET_ITEM(seq, i), nregs, loaded, &self->instrs[i]) < 0) {
+            PyMem_Free(loaded);
             Py_DECREF(seq);
             Py_DECREF(self);
             return NULL;
         }
     }
+    PyMem_Free(loaded);
     self->spec = PySequence_List(seq);
     Py_DECREF(seq);
     if (self->spec == NULL) {
@@ -261,11 +304,7 @@ static int run_instr(const GuardInstr *ins, PyObject **regs, const GuardInputs *
     case OP_CALL:
         return truthy_call_result(PyObject_CallOneArg(ins->obj, regs[ins->src]));
     case OP_CALL_MANY: {
-        PyObject *stack_args[MAX_STACK_REGS];
-        if (ins->nregs > MAX_STACK_REGS) {
-            PyErr_SetString(PyExc_ValueError, "call_many takes at most 32 registers");
-            return -1;
-        }
+        PyObject *stack_args[MAX_STACK_REGS]; /* parse_instr allows no more */
         for (int i = 0; i < ins->nregs; i++) stack_args[i] = regs[ins->regs[i]];
         return truthy_call_result(PyObject_Vectorcall(ins->obj, stack_args, ins->nregs, NULL));
     }
@@ -313,9 +352,16 @@ static PyObject *guard_program_check(GuardProgram *self, PyObject *args, PyObjec
                                      &PyDict_Type, &globals, &builtins, &closure)) {
         return NULL;
     }
-    if (closure != Py_None && !PyTuple_Check(closure)) {
-        PyErr_SetString(PyExc_TypeError, "closure must be a tuple of cells or None");
-        return NULL;
+    if (closure != Py_None) {
+        /* load_cell reads the items as cells without checking: check them here */
+        int cells = PyTuple_Check(closure);
+        for (Py_ssize_t i = 0; cells && i < PyTuple_GET_SIZE(closure); i++) {
+            cells = PyCell_Check(PyTuple_GET_ITEM(closure, i));
+        }
+        if (!cells) {
+            PyErr_SetString(PyExc_TypeError, "closure must be a tuple of cells or None");
+            return NULL;
+        }
     }
     GuardInputs in = {
         .args = &PyTuple_GET_ITEM(argtuple, 0),
