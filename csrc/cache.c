@@ -134,7 +134,9 @@ CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *
         }
         if (ok) {
             entry->hits++;
-            if (i > 0 && PyList_GET_ITEM(entries, i) == (PyObject *)entry) {
+            /* the guard may have changed the list (clear_cache(), a compile it ran): move
+             * the entry only if it is still where it was */
+            if (i > 0 && i < PyList_GET_SIZE(entries) && PyList_GET_ITEM(entries, i) == (PyObject *)entry) {
                 /* move to the front: the entry used last is checked first next time */
                 PyObject **items = ((PyListObject *)entries)->ob_item;
                 memmove(&items[1], &items[0], i * sizeof(PyObject *));
