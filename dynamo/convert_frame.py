@@ -71,13 +71,18 @@ class ConvertFrame:
         code = frame.f_code
         if skipfiles.is_skipped(code):
             return _C.SKIP
-        entries = [e for e in _C.cache_entries(code) if e.owner is self]
-        if entries:
-            self._log_recompile(frame, entries)
-            if len(entries) >= config.cache_size_limit:
-                self._warn_cache_limit(frame, entries)
-                return None
         with compile_lock:
+            # Threads that miss on the same inputs at once queue on the lock: look at the cache
+            # again, so that those behind the first run the original this once instead of
+            # adding duplicate entries that would use up cache_size_limit.
+            entries = [e for e in _C.cache_entries(code) if e.owner is self]
+            if any(self._check(frame, e) < 0 for e in entries):
+                return None
+            if entries:
+                self._log_recompile(frame, entries)
+                if len(entries) >= config.cache_size_limit:
+                    self._warn_cache_limit(frame, entries)
+                    return None
             compiled = self.compile_frame(frame)
         self.compiled_frames.append((code, compiled))
         if guards_log.isEnabledFor(logging.DEBUG):
@@ -111,10 +116,15 @@ class ConvertFrame:
             guards.add(LocalSource(index, name), GuardKind.TYPE_IS, type(value))
         return CompiledFrame(guards, flatten_signature(frame.f_code), fallback_reason=reason)
 
+    @staticmethod
+    def _check(frame: Any, entry: Any) -> int:
+        """Index of the entry's first failing guard for this frame, -1 when all pass."""
+        return entry.guard.check(frame.f_args, frame.f_globals, frame.f_builtins, frame.f_closure)
+
     def _failures(self, frame: Any, entries: list) -> list[str]:
         reasons = []
         for entry in entries:
-            failed_at = entry.guard.check(frame.f_args, frame.f_globals, frame.f_builtins, frame.f_closure)
+            failed_at = self._check(frame, entry)
             if failed_at >= 0:
                 reasons.append(failure_reason(entry.guard, failed_at))
         return reasons
