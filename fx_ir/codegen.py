@@ -71,7 +71,7 @@ def _complex_source(value: complex) -> str:
 
 # Exact types only: np.float64 subclasses float, and bool subclasses int, but they print differently.
 _INLINE_CONSTANTS: dict[type, Callable[[Any], str]] = {
-    bool: repr, int: repr, str: repr, bytes: repr, type(None): repr,
+    bool: repr, int: repr, str: repr, bytes: repr, type(None): repr, range: repr,
     float: _float_source, complex: _complex_source, type(...): lambda _: "...",
 }
 
@@ -305,7 +305,9 @@ class CodeGen:
         if isinstance(name, str) and getattr(builtins, name, None) is target:
             return name
         found = module_path(target)
-        if found is not None:
+        # Only the standard library is named through its module (`math.sqrt`): user modules can
+        # rebind their attributes later, and the code must call the very object the graph holds.
+        if found is not None and found[0].split(".")[0] in sys.stdlib_module_names:
             module, attr = found
             alias = self._global(sys.modules[module], module.rsplit(".", 1)[-1])
             return f"{alias}.{attr}"

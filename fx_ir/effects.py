@@ -4,6 +4,7 @@ Dead code elimination, CSE and constant folding all ask this module; other layer
 """
 from __future__ import annotations
 
+import builtins
 import operator
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,12 @@ RANDOM_METHODS: frozenset[str] = frozenset(
 # NumPy functions that write into one of their arguments.
 _MUTATING_NUMPY_FUNCTIONS: frozenset[Callable[..., Any]] = frozenset({
     np.copyto, np.put, np.putmask, np.place, np.fill_diagonal, np.put_along_axis,
+})
+
+# Builtins whose call is itself the effect: output, attribute writes, advancing an iterator.
+_EFFECTFUL_BUILTINS: frozenset[Callable[..., Any]] = frozenset({
+    builtins.print, builtins.input, builtins.setattr, builtins.delattr, builtins.exec, builtins.eval,
+    builtins.open, builtins.next, builtins.breakpoint,
 })
 
 _impure_functions: set[Callable[..., Any]] = set()
@@ -91,10 +98,12 @@ def is_impure_call(target: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]
     if _registered(target) or is_random(target):
         return True
     try:
-        if target in INPLACE_OPERATORS or target in _MUTATING_NUMPY_FUNCTIONS:
+        if target in INPLACE_OPERATORS or target in _MUTATING_NUMPY_FUNCTIONS or target in _EFFECTFUL_BUILTINS:
             return True
     except TypeError:
         pass
+    if getattr(target, "__objclass__", None) is not None and getattr(target, "__name__", None) in MUTATING_METHODS:
+        return True  # an unbound method such as np.ndarray.sort called as a function
     owner = getattr(target, "__self__", None)
     if isinstance(owner, np.ufunc) and getattr(target, "__name__", "") == "at":
         return True  # np.add.at(a, idx, v) scatters into `a`

@@ -50,6 +50,8 @@ def canonical_form(graph: Graph | GraphModule, *, include_meta: bool = True) -> 
             line += " " + encoder.value(dict(sorted(node.kwargs.items())))  # order of keywords is irrelevant
         if node.op == "get_attr" and owner is not None:
             line += " = " + encoder.value(_attribute(owner, node.target))
+        elif node.op == "call_module" and owner is not None:
+            line += " = " + _callee(encoder, _attribute(owner, node.target), include_meta)
         if include_meta and "val" in node.meta:
             line += " : " + encoder.value(node.meta["val"])
         lines.append(line)
@@ -62,6 +64,13 @@ def _attribute(owner: Any, qualname: str) -> Any:
         return getter(qualname) if getter is not None else None
     except AttributeError:
         return None
+
+
+def _callee(encoder: _Encoder, callee: Any, include_meta: bool) -> str:
+    """A nested GraphModule counts by its own fingerprint, any other callable as a call target."""
+    if isinstance(callee, GraphModule):
+        return "module:" + fingerprint(callee, include_meta=include_meta)
+    return encoder.value(callee)
 
 
 class _Encoder:

@@ -4,6 +4,7 @@ Generated source is registered in linecache, so tracebacks and inspect show the 
 """
 from __future__ import annotations
 
+import copy
 import itertools
 import linecache
 import types
@@ -116,6 +117,12 @@ class GraphModule:
 
     def __repr__(self) -> str:
         return f"{self.class_name}(\n{self.print_readable()})"
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> GraphModule:
+        """An independent module: copied graph, deep-copied attributes, freshly compiled forward."""
+        internal = {"class_name", "forward"}
+        root = {k: copy.deepcopy(v, memo) for k, v in vars(self).items() if k not in internal and not k.startswith("_")}
+        return GraphModule(root, self._graph.copy(), self.class_name)
 
     # -- attributes ---------------------------------------------------------------------------
 

@@ -64,7 +64,9 @@ def known_immutable(node: Node) -> bool:
 class AliasInfo:
     """For each node: can its value, or a view of it, reach the output or an impure (mutating) node?
 
-    Computed once per graph in reverse order; a fresh-result user stops the walk.
+    Computed once per graph in reverse order; a fresh-result user stops the walk. `may_change`
+    then marks nodes whose memory some node of the graph may write to: the node itself or,
+    through views and unknown calls, what it was computed from.
     """
 
     def __init__(self, graph: Graph) -> None:
@@ -81,6 +83,16 @@ class AliasInfo:
                     out = out or self.reaches_output.get(user, True)
                     imp = imp or self.reaches_impure.get(user, True)
             self.reaches_output[node], self.reaches_impure[node] = out, imp
+        self.may_change: dict[Node, bool] = {}
+        for node in graph.nodes:
+            changes = self.reaches_impure[node]
+            if not changes and not result_is_fresh(node):
+                changes = any(self.may_change.get(inp, True) for inp in node.all_input_nodes)
+            self.may_change[node] = changes
+
+    def reads_changing_memory(self, node: Node) -> bool:
+        """Whether an input of `node` may be written to by the graph: then its value depends on *when* it runs."""
+        return any(self.may_change.get(inp, True) for inp in node.all_input_nodes)
 
     def can_share(self, a: Node, b: Node) -> bool:
         """Whether a and b may hold one and the same object without anyone noticing."""

@@ -54,18 +54,22 @@ def fold_constants(target: PassTarget, *, fold_get_attr: bool = True, max_bytes:
     """
     graph, module = split_target(target)
     evaluator = _ConstantEvaluator(graph, module)
+    aliases = AliasInfo(graph)
+    # An attribute the graph itself writes to is no constant: its value changes from call to call.
+    written = {n.target for n in graph.nodes if n.op == Opcode.GET_ATTR and aliases.reaches_impure[n]}
     values: dict[Node, Any] = {}
     for node in graph.nodes:
-        if node.op == Opcode.GET_ATTR and fold_get_attr and module is not None:
+        if node.op == Opcode.GET_ATTR:
+            if not fold_get_attr or module is None or node.target in written:
+                continue
             ok, value = _try_evaluate(evaluator, node)
-        elif _foldable(node, values):
+        elif _foldable(node, values) and not aliases.reads_changing_memory(node):
             ok, value = _try_evaluate(evaluator, node)
         else:
             continue
         if ok:
             values[node] = evaluator.env[node] = value
 
-    aliases = AliasInfo(graph)
     folded = {
         n for n, v in values.items()
         if n.op != Opcode.GET_ATTR and _safe_to_share(n, v, aliases, max_bytes)

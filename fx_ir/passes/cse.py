@@ -64,7 +64,8 @@ def eliminate_common_subexpressions(target: PassTarget) -> bool:
     first_seen: dict[Hashable, Node] = {}
     changed = False
     for node in list(graph.nodes):
-        if not _mergeable(node):
+        # Reading an array that the graph mutates: the same expression may differ before and after.
+        if not _mergeable(node) or aliases.reads_changing_memory(node):
             continue
         # Inputs were already replaced by their representatives, so duplicates have equal keys.
         key = node_key(node)

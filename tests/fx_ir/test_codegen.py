@@ -1,4 +1,7 @@
-"""Tests of fx_ir/codegen.py and fx_ir/printing.py: generated source, constants, globals, text and table dumps."""
+"""Tests of fx_ir/codegen.py and fx_ir/printing.py: generated source, constants, globals, text and table dumps.
+
+Snapshots are exact strings; behaviour is checked against the Interpreter and plain NumPy.
+"""
 from __future__ import annotations
 
 import math
@@ -455,3 +458,23 @@ def test_only_bound_names_are_freed() -> None:
         "    return None\n"
     )
     assert run_code(g, 1.0) is None
+
+
+def test_user_module_functions_are_bound_objects_not_module_lookups() -> None:
+    import types
+
+    module = types.ModuleType("user_kernels")
+    exec("def scale(v):\n    return v * 2\n", module.__dict__)
+    import sys
+
+    sys.modules["user_kernels"] = module
+    try:
+        original = module.scale
+        g = Graph()
+        g.output(g.call_function(original, (g.placeholder("x"),)))
+        gm = GraphModule({}, g)
+        assert "scale = scale_1(x)" in gm.code
+        module.scale = lambda v: v * 100  # rebinding later must not change the compiled graph
+        assert gm(1) == 2
+    finally:
+        del sys.modules["user_kernels"]

@@ -1,4 +1,7 @@
-"""Tests of fx_ir/fingerprint.py (stable structural keys, also across processes) and of to_dot()."""
+"""Tests of fx_ir/fingerprint.py (stable structural keys, also across processes) and of to_dot().
+
+Cross-process stability is checked in a subprocess with a different hash seed.
+"""
 from __future__ import annotations
 
 import operator
@@ -181,3 +184,15 @@ def test_to_dot_escapes_labels() -> None:
     dot = to_dot(g, name='my "graph"')
     assert dot.startswith('digraph "my \\"graph\\"" {')
     assert '\\"quotes\\"\\\\' in dot
+
+
+def test_call_module_callees_count() -> None:
+    def build(inner_target: Any) -> GraphModule:
+        inner = affine(target=inner_target)
+        g = Graph()
+        x = g.placeholder("x")
+        g.output(g.call_module("sub", (x,)))
+        return GraphModule({"sub": GraphModule({}, inner)}, g)
+
+    assert fingerprint(build(np.multiply)) == fingerprint(build(np.multiply))
+    assert fingerprint(build(np.multiply)) != fingerprint(build(np.add))

@@ -1,4 +1,7 @@
-"""Tests of fx_ir/graph.py and fx_ir/lint.py: order, builders, insertion points, editing, copies, DCE, lint."""
+"""Tests of fx_ir/graph.py and fx_ir/lint.py: order, builders, insertion points, editing, copies, DCE, lint.
+
+Lint tests corrupt a valid graph on purpose, one invariant at a time.
+"""
 from __future__ import annotations
 
 import operator

@@ -1,4 +1,7 @@
-"""Tests of fx_ir/graph_module.py: attributes from a root, nested modules, recompile, linecache and tracebacks."""
+"""Tests of fx_ir/graph_module.py: attributes from a root, nested modules, recompile, linecache and tracebacks.
+
+Programs come from conftest.py; results are compared with plain NumPy.
+"""
 from __future__ import annotations
 
 import gc
@@ -159,3 +162,25 @@ def test_programs_run_as_modules(program, rng, same, fresh_inputs) -> None:  # t
     gm = GraphModule({}, program.build(), class_name=program.name)
     inputs = program.inputs(rng)
     same(gm(*fresh_inputs(inputs)), program.reference(*fresh_inputs(inputs)))
+
+
+def test_deepcopy_is_independent() -> None:
+    import copy
+
+    gm = GraphModule({"consts": {"scale": np.array([2.0])}, "bias": 1.0}, scale_graph())
+    clone = copy.deepcopy(gm)
+    assert clone.code == gm.code and clone.graph is not gm.graph and clone.graph.owning_module is clone
+    clone.get_attribute("consts.scale")[0] = 10.0
+    assert gm(1.0)[0] == 3.0 and clone(1.0)[0] == 11.0
+
+
+def test_readme_example_runs_and_prints_what_it_claims(capsys) -> None:  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "fx_ir" / "README.md").read_text()
+    example = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(example, "fx_ir/README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    claimed = [line[2:] for line in example.splitlines() if line.startswith("# ") and "..." not in line]
+    for line in claimed:
+        assert line in printed

@@ -1,4 +1,7 @@
-"""Tests of fx_ir/interpreter.py: per-opcode dispatch, overrides, error notes, value lifetime, ShapeProp."""
+"""Tests of fx_ir/interpreter.py: per-opcode dispatch, overrides, error notes, value lifetime, ShapeProp.
+
+The Interpreter is the reference semantics, so it is compared with plain NumPy directly.
+"""
 from __future__ import annotations
 
 import operator

@@ -1,4 +1,7 @@
-"""Tests of fx_ir/node.py: opcodes, naming, users bookkeeping, replacement, links, impurity, map_arg."""
+"""Tests of fx_ir/node.py: opcodes, naming, users bookkeeping, replacement, links, impurity, map_arg.
+
+Each test builds a tiny graph and checks one rule of Node.
+"""
 from __future__ import annotations
 
 import collections
@@ -287,3 +290,10 @@ def test_format_node_and_repr() -> None:
     assert node.format_node() == "%sum_1 : call_function[target=np.sum](args = (%x,), kwargs = {axis: 1})"
     assert repr(node) == "sum_1"
     assert isinstance(node, Node)
+
+
+@pytest.mark.parametrize("target", [print, setattr, next, np.ndarray.sort, np.ndarray.fill])
+def test_effectful_builtins_and_unbound_mutating_methods_are_impure(target: object) -> None:
+    g = Graph()
+    x = g.placeholder("x")
+    assert g.call_function(target, (x,)).is_impure()
