@@ -62,14 +62,33 @@ typedef struct {
     PyObject *f_code, *f_func, *f_globals, *f_builtins, *f_closure, *f_args, *f_locals;
 } FrameView;
 
+/* A callback may keep views, and a view reaches the globals and closure that may hold the
+ * keeper: views take part in garbage collection so that such cycles are freed. */
+static int frame_view_traverse(FrameView *self, visitproc visit, void *arg) {
+    Py_VISIT(self->f_code);
+    Py_VISIT(self->f_func);
+    Py_VISIT(self->f_globals);
+    Py_VISIT(self->f_builtins);
+    Py_VISIT(self->f_closure);
+    Py_VISIT(self->f_args);
+    Py_VISIT(self->f_locals);
+    return 0;
+}
+
+static int frame_view_clear(FrameView *self) {
+    Py_CLEAR(self->f_code);
+    Py_CLEAR(self->f_func);
+    Py_CLEAR(self->f_globals);
+    Py_CLEAR(self->f_builtins);
+    Py_CLEAR(self->f_closure);
+    Py_CLEAR(self->f_args);
+    Py_CLEAR(self->f_locals);
+    return 0;
+}
+
 static void frame_view_dealloc(FrameView *self) {
-    Py_XDECREF(self->f_code);
-    Py_XDECREF(self->f_func);
-    Py_XDECREF(self->f_globals);
-    Py_XDECREF(self->f_builtins);
-    Py_XDECREF(self->f_closure);
-    Py_XDECREF(self->f_args);
-    Py_XDECREF(self->f_locals);
+    PyObject_GC_UnTrack(self);
+    frame_view_clear(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -91,14 +110,16 @@ PyTypeObject FrameView_Type = {
     .tp_name = "dynamo._C.FrameView",
     .tp_basicsize = sizeof(FrameView),
     .tp_dealloc = (destructor)frame_view_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "A frame about to run, as the compile callback sees it.",
+    .tp_traverse = (traverseproc)frame_view_traverse,
+    .tp_clear = (inquiry)frame_view_clear,
     .tp_members = frame_view_members,
 };
 
 static PyObject *frame_view_new(PyCodeObject *code, PyFunctionObject *func, PyObject *const *args,
                                 Py_ssize_t nargs, PyObject *globals, PyObject *builtins) {
-    FrameView *view = PyObject_New(FrameView, &FrameView_Type);
+    FrameView *view = PyObject_GC_New(FrameView, &FrameView_Type);
     if (view == NULL) {
         return NULL;
     }
@@ -131,6 +152,7 @@ static PyObject *frame_view_new(PyCodeObject *code, PyFunctionObject *func, PyOb
             return NULL;
         }
     }
+    PyObject_GC_Track(view);
     return (PyObject *)view;
 }
 
