@@ -28,7 +28,14 @@ PyObject *eval_frame_suspend(void) {
     return callback;
 }
 
-void eval_frame_resume(PyObject *suspended) { tls_callback = suspended; }
+void eval_frame_resume(PyObject *suspended) {
+    if (tls_callback != NULL) {
+        /* a callback set while suspended (by the compile callback or a guard) and left set
+         * would leak and keep the hook installed for good: drop it as set_eval_frame(None) */
+        Py_DECREF(eval_frame_swap_callback(NULL));
+    }
+    tls_callback = suspended;
+}
 
 int eval_frame_hook_installed(void) { return compat_get_eval_frame() == dynamo_eval_frame; }
 
