@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import threading
 import types
 from typing import Any, Callable, Iterator, TypeVar
 
@@ -79,13 +80,16 @@ class _CallbackContext:
 
     def __init__(self, callback: Any):
         self.callback = callback
-        self._saved: list[Any] = []
+        # What each `with` replaced, per thread: one context object may be entered by
+        # several threads at once, and each must get its own callback back.
+        self._local = threading.local()
 
     def __enter__(self) -> None:
-        self._saved.append(_C.set_eval_frame(self.callback))
+        saved = self._local.__dict__.setdefault("saved", [])
+        saved.append(_C.set_eval_frame(self.callback))
 
     def __exit__(self, *exc: Any) -> None:
-        _C.set_eval_frame(self._saved.pop())
+        _C.set_eval_frame(self._local.saved.pop())
 
     def __call__(self, fn: F) -> F:
         callback = self.callback

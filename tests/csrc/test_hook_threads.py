@@ -205,3 +205,38 @@ def test_threads_switching_inside_compiled_code():
     # a switch between the compile lock's release and the entry's insertion in C may still
     # add a copy; never enough to reach the cache size limit
     assert len(entries) < dynamo.config.cache_size_limit
+
+
+@pytest.mark.parametrize("make_context", [dynamo.disable, lambda: dynamo.enable("eager")],
+                         ids=["disable", "enable"])
+def test_one_context_object_entered_by_two_threads(make_context):
+    context = make_context()  # e.g. a module-level `no_compile = dynamo.disable()`
+    rec_a, rec_b = Recorder(), Recorder()
+    a_inside, b_inside, a_left = threading.Event(), threading.Event(), threading.Event()
+    restored = {}
+
+    def thread_a():
+        previous = _C.set_eval_frame(rec_a)
+        try:
+            with context:
+                a_inside.set()
+                assert b_inside.wait(TIMEOUT)
+            restored["a"] = _C.get_eval_frame() is rec_a
+        finally:
+            a_left.set()
+            _C.set_eval_frame(previous)
+
+    def thread_b():
+        previous = _C.set_eval_frame(rec_b)
+        try:
+            assert a_inside.wait(TIMEOUT)
+            with context:
+                b_inside.set()
+                assert a_left.wait(TIMEOUT)  # a leaves the block first
+            restored["b"] = _C.get_eval_frame() is rec_b
+        finally:
+            _C.set_eval_frame(previous)
+
+    run_threads(thread_a, thread_b)
+    assert restored == {"a": True, "b": True}  # each thread got its own callback back
+    assert_hook_off()
