@@ -10,7 +10,7 @@ import sys
 import types
 from typing import Any
 
-from bytecode import Instr
+from bytecode import Compare, Instr
 
 PY312 = sys.version_info >= (3, 12)
 PY313 = sys.version_info >= (3, 13)
@@ -49,6 +49,18 @@ def global_arg(inst: Instr) -> tuple[bool, str]:
 def attr_arg(inst: Instr) -> tuple[bool, str]:
     """LOAD_ATTR: (method form?, name); 3.11 has a separate LOAD_METHOD for the method form."""
     return inst.arg if isinstance(inst.arg, tuple) else (False, inst.arg)
+
+
+def compare_arg(inst: Instr) -> tuple[Compare, bool]:
+    """COMPARE_OP: (comparison, convert the result to bool?). 3.13 folds a following TO_BOOL into
+    the argument (Compare.LT_CAST is LT with bit 16 set); earlier versions never set the bit."""
+    value = int(inst.arg)
+    return Compare(value & 0x0F), bool(value & 0x10)
+
+
+def super_attr_arg(inst: Instr) -> tuple[bool, bool, str]:
+    """LOAD_SUPER_ATTR (3.12+): (method form?, super called with two arguments?, name)."""
+    return inst.arg
 
 
 def split_call_prefix(lower: Any, upper: Any, null: Any) -> tuple[Any, Any]:

@@ -43,6 +43,9 @@ class PyCodegen:
     def load_free(self, name: str) -> None:
         self.append(Instr("LOAD_DEREF", FreeVar(name)))
 
+    def store_free(self, name: str) -> None:
+        self.append(Instr("STORE_DEREF", FreeVar(name)))
+
     def load_global(self, name: str) -> None:
         self.append(compat.load_global_instr(name))
 
@@ -63,6 +66,16 @@ class PyCodegen:
 
     def store_global(self, name: str) -> None:
         self.append(Instr("STORE_GLOBAL", name))
+
+    def delete_attr(self, name: str) -> None:
+        self.append(Instr("DELETE_ATTR", name))
+
+    def delete_global(self, name: str) -> None:
+        self.append(Instr("DELETE_GLOBAL", name))
+
+    def set_update(self) -> None:
+        """Stack: set, iterable -> set (updated)."""
+        self.append(Instr("SET_UPDATE", 1))
 
     def build_map(self, count: int) -> None:
         self.append(Instr("BUILD_MAP", count))

@@ -15,6 +15,7 @@ class GuardKind(enum.Enum):
     ID_IS = "id_is"
     EQUALS = "equals"
     LEN_IS = "len_is"
+    CALL = "call"  # value(x) must be true: a predicate with a describe(name) method (dict key order)
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class Guard:
             return f"{name} is {_describe(self.value)}"
         if self.kind is GuardKind.LEN_IS:
             return f"len({name}) == {self.value}"
+        if self.kind is GuardKind.CALL:
+            return self.value.describe(name)
         return f"{name} == {self.value!r}"
 
 

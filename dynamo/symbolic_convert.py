@@ -2,6 +2,7 @@
 InliningTranslator for the user functions it calls, both built from the opcode families."""
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 from typing import Any
@@ -15,20 +16,21 @@ from .translator.control_flow import ControlFlowMixin
 from .translator.core import InstructionTranslatorBase, LazyVariable
 from .translator.load_store import LoadStoreMixin
 from .translator.operators import OperatorsMixin
+from .translator.patterns import PatternMatchingMixin
 from .variables.base import VariableTracker
 from .variables.dicts import ConstDictVariable
+from .variables.iterators import GeneratorVariable
 from .variables.functions import BaseFunctionVariable, CellVariable, UserFunctionVariable
 from .variables.sequences import TupleVariable
 
-_UNTRACEABLE_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+_UNTRACEABLE_FLAGS = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 
 
 class TranslatorBase(LoadStoreMixin, OperatorsMixin, CallsMixin, ContainersMixin, ControlFlowMixin,
-                     InstructionTranslatorBase):
+                     PatternMatchingMixin, InstructionTranslatorBase):
     """Everything both translators share: the opcode families and inlining of calls."""
 
-    cells: dict[str, CellVariable]
-    closure: list[CellVariable]
+    closure: list[CellVariable]  # the free variables' cells, copied into the locals by COPY_FREE_VARS
     globals_source: Source | None  # None: the frame's own globals (GlobalSource)
 
     def global_source(self, name: str) -> Source:
@@ -36,12 +38,24 @@ class TranslatorBase(LoadStoreMixin, OperatorsMixin, CallsMixin, ContainersMixin
             return GlobalSource(name)
         return ItemSource(self.globals_source, name)
 
+    def zero_argument_super(self) -> tuple[VariableTracker, VariableTracker]:
+        """What super() with no arguments means here: the __class__ cell and the first argument."""
+        cell = self.symbolic_locals.get("__class__")
+        if not isinstance(cell, CellVariable) or cell.contents is None or not self.code.co_argcount:
+            unsupported(Category.EXCEPTION, "super() without arguments outside a method raises RuntimeError")
+        first = self.symbolic_locals.get(self.code.co_varnames[0])
+        if isinstance(first, CellVariable):  # the first argument is captured by an inner function
+            first = first.contents
+        if first is None:
+            unsupported(Category.EXCEPTION, "super(): the first argument was deleted (RuntimeError)")
+        return self.realize(cell.contents), self.realize(first)
+
     def inline_call(self, fn: BaseFunctionVariable, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
         code = fn.get_code()
         if code.co_flags & _UNTRACEABLE_FLAGS:
-            unsupported(Category.UNSUPPORTED_CALL, f"{code.co_qualname} is a generator or coroutine function",
-                        "generators called from compiled code run in Python")
+            unsupported(Category.UNSUPPORTED_CALL, f"{code.co_qualname} is a coroutine or async generator function",
+                        "async code called from compiled code runs in Python")
         if skipfiles.is_skipped(code):
             unsupported(Category.UNSUPPORTED_CALL, f"{code.co_qualname} ({code.co_filename}) is library code",
                         "calls into the standard library or site-packages are not inlined")
@@ -51,6 +65,8 @@ class TranslatorBase(LoadStoreMixin, OperatorsMixin, CallsMixin, ContainersMixin
         symbolic_locals = bind_arguments(fn, code, args, kwargs, self)
         child = InliningTranslator(code, fn.get_globals(), self.output, symbolic_locals, self,
                                    closure=fn.closure_cells(self), globals_source=_globals_source(fn, self))
+        if code.co_flags & inspect.CO_GENERATOR:  # nothing runs until the first next()
+            return GeneratorVariable(child, code.co_qualname)
         return child.run()
 
 
@@ -64,16 +80,17 @@ class InstructionTranslator(TranslatorBase):
             name: LazyVariable(value, LocalSource(index, name)) for index, (name, value) in enumerate(zip(names, frame.f_args))
         }
         super().__init__(code, frame.f_globals, output, symbolic_locals)
-        self.cells = {}
-        self.closure = []
-        for index, (name, cell) in enumerate(zip(code.co_freevars, frame.f_closure or ())):
-            source = ClosureSource(index, name)
-            try:
-                contents: VariableTracker | None = LazyVariable(cell.cell_contents, source)
-            except ValueError:  # an empty cell
-                contents = None
-            self.closure.append(CellVariable(contents, source=source))
+        self.closure = [output.side_effects.track_cell(cell, functools.partial(_frame_cell, cell, index, name))
+                        for index, (name, cell) in enumerate(zip(code.co_freevars, frame.f_closure or ()))]
         self.globals_source = None
+
+
+def _frame_cell(cell: types.CellType, index: int, name: str) -> CellVariable:
+    try:
+        contents: VariableTracker | None = LazyVariable(cell.cell_contents, ClosureSource(index, name))
+    except ValueError:  # an empty cell
+        contents = None
+    return CellVariable(contents, external=True, free_name=name)
 
 
 class InliningTranslator(TranslatorBase):
@@ -82,7 +99,6 @@ class InliningTranslator(TranslatorBase):
     def __init__(self, code: types.CodeType, f_globals: dict, output: Any, symbolic_locals: dict[str, VariableTracker],
                  parent: TranslatorBase, closure: list[CellVariable], globals_source: Source | None) -> None:
         super().__init__(code, f_globals, output, symbolic_locals, parent)
-        self.cells = {}
         self.closure = closure
         self.globals_source = globals_source
 
@@ -97,22 +113,47 @@ def _globals_source(fn: BaseFunctionVariable, caller: TranslatorBase) -> Source 
 
 def bind_arguments(fn: BaseFunctionVariable, code: types.CodeType, args: list[VariableTracker],
                    kwargs: dict[str, VariableTracker], tx: TranslatorBase) -> dict[str, VariableTracker]:
-    """Python's argument binding, applied to VariableTrackers (defaults included)."""
+    """Python's argument binding applied to VariableTrackers, defaults included. Written out
+    rather than borrowed from inspect, which rejects the `.0` parameter of 3.11 comprehensions."""
     defaults, kwdefaults = fn.bind_defaults(tx)
-    closure = tuple(types.CellType() for _ in code.co_freevars) or None
-    signature_holder = types.FunctionType(code, {}, code.co_name, tuple(defaults) or None, closure)
-    signature_holder.__kwdefaults__ = dict(kwdefaults) or None
-    try:
-        bound = inspect.signature(signature_holder).bind(*args, **kwargs)
-    except TypeError as error:
-        unsupported(Category.EXCEPTION, f"calling {code.co_qualname} raises TypeError: {error}")
-    bound.apply_defaults()
-    result: dict[str, VariableTracker] = {}
-    for name, value in bound.arguments.items():
-        kind = bound.signature.parameters[name].kind
-        if kind is inspect.Parameter.VAR_POSITIONAL:
-            value = TupleVariable(list(value))
-        elif kind is inspect.Parameter.VAR_KEYWORD:
-            value = ConstDictVariable(dict(value))
-        result[name] = value
-    return result
+    name = code.co_qualname
+    positional = code.co_varnames[: code.co_argcount]
+    keyword_only = code.co_varnames[code.co_argcount: code.co_argcount + code.co_kwonlyargcount]
+    rest = code.co_argcount + code.co_kwonlyargcount
+    star_args = code.co_varnames[rest] if code.co_flags & inspect.CO_VARARGS else None
+    star_kwargs = code.co_varnames[rest + (star_args is not None)] if code.co_flags & inspect.CO_VARKEYWORDS else None
+
+    bound: dict[str, VariableTracker] = dict(zip(positional, args))
+    if len(args) > len(positional) and star_args is None:
+        _binding_error(f"{name}() takes {len(positional)} positional arguments but {len(args)} were given")
+    if star_args is not None:
+        bound[star_args] = TupleVariable(list(args[len(positional):]))
+    by_keyword = set(positional[code.co_posonlyargcount:]) | set(keyword_only)
+    extra: dict[str, VariableTracker] = {}
+    for key, value in kwargs.items():
+        if key in by_keyword:
+            if key in bound:
+                _binding_error(f"{name}() got multiple values for argument {key!r}")
+            bound[key] = value
+        elif star_kwargs is not None:
+            extra[key] = value  # positional-only names passed by keyword land here too
+        else:
+            _binding_error(f"{name}() got an unexpected keyword argument {key!r}")
+    first_default = len(positional) - len(defaults)
+    for index, parameter in enumerate(positional):
+        if parameter not in bound:
+            if index < first_default:
+                _binding_error(f"{name}() missing required positional argument {parameter!r}")
+            bound[parameter] = defaults[index - first_default]
+    for parameter in keyword_only:
+        if parameter not in bound:
+            if parameter not in kwdefaults:
+                _binding_error(f"{name}() missing required keyword-only argument {parameter!r}")
+            bound[parameter] = kwdefaults[parameter]
+    if star_kwargs is not None:
+        bound[star_kwargs] = ConstDictVariable(extra)
+    return bound
+
+
+def _binding_error(message: str) -> None:
+    unsupported(Category.EXCEPTION, f"the call raises TypeError: {message}", "the original code runs and raises it")

@@ -8,7 +8,9 @@ from ..exc import Category, unsupported
 from ..variables.base import VariableTracker
 from ..variables.constant import ConstantVariable
 from ..variables.dicts import ConstDictVariable
+from ..variables.builder import wrap_constant_result
 from ..variables.sequences import ListVariable, SliceVariable, TupleVariable
+from ..variables.sets import build_set
 
 
 class ContainersMixin:
@@ -19,7 +21,15 @@ class ContainersMixin:
         self.push(ListVariable(self.popn(inst.arg)))
 
     def BUILD_SET(self, inst: Instr) -> None:
-        unsupported(Category.UNSUPPORTED_VALUE, "building a set while tracing is not supported yet")
+        self.push(build_set(self, self.popn(inst.arg)))
+
+    def SET_ADD(self, inst: Instr) -> None:
+        value = self.pop()
+        self.peek(inst.arg).call_method(self, "add", [value], {})
+
+    def SET_UPDATE(self, inst: Instr) -> None:
+        values = self.pop()
+        self.peek(inst.arg).call_method(self, "update", [values], {})
 
     def BUILD_MAP(self, inst: Instr) -> None:
         flat = self.popn(2 * inst.arg)
@@ -53,13 +63,23 @@ class ContainersMixin:
         key = self.pop()
         self.peek(inst.arg).store(self, key, value)
 
-    def DICT_UPDATE(self, inst: Instr) -> None:
+    def DICT_UPDATE(self, inst: Instr) -> None:  # {**a, **b}
         other = self.pop()
         target = self.peek(inst.arg)
+        if not other.is_mapping():
+            unsupported(Category.EXCEPTION, f"{other.describe()} is not a mapping (TypeError)")
         for key, value in other.as_keyword_arguments(self, allow_any_key=True).items():
-            target.store(self, ConstantVariable(key), value)
+            target.store(self, wrap_constant_result(key), value)
 
-    DICT_MERGE = DICT_UPDATE
+    def DICT_MERGE(self, inst: Instr) -> None:  # f(**a, **b): a repeated keyword is a TypeError
+        other = self.pop()
+        target = self.peek(inst.arg)
+        if not other.is_mapping():
+            unsupported(Category.EXCEPTION, f"argument after ** must be a mapping, not {other.describe()} (TypeError)")
+        for key, value in other.as_keyword_arguments(self).items():
+            if target.contains(self, ConstantVariable(key)):
+                unsupported(Category.EXCEPTION, f"got multiple values for keyword argument {key!r} (TypeError)")
+            target.store(self, ConstantVariable(key), value)
 
     def UNPACK_SEQUENCE(self, inst: Instr) -> None:
         items = self.pop().unpack(self)

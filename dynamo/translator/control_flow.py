@@ -12,6 +12,7 @@ from ..exc import Category, unsupported
 from ..variables.base import VariableTracker
 from ..variables.builtins import BuiltinVariable
 from ..variables.constant import ConstantVariable
+from .core import YieldSignal
 
 
 class ControlFlowMixin:
@@ -73,10 +74,7 @@ class ControlFlowMixin:
         self.push(self.pop().iterator(self))
 
     def FOR_ITER(self, inst: Instr) -> None:
-        iterator = self.peek()
-        if not hasattr(iterator, "next_item"):
-            unsupported(Category.UNSUPPORTED_VALUE, f"a for-loop over {iterator.describe()}")
-        item = iterator.next_item(self)
+        item = self.peek().next_item(self)
         if item is not None:
             self.push(item)
             return
@@ -87,8 +85,19 @@ class ControlFlowMixin:
     def END_FOR(self, inst: Instr) -> None:
         self.popn(compat.END_FOR_POPS)
 
+    # ---- generators (run inlined, one yield at a time, by GeneratorVariable) -----------------------------
+    def RETURN_GENERATOR(self, inst: Instr) -> None:
+        # the code runs when first resumed, which delivers None (popped by the next POP_TOP)
+        self.push(ConstantVariable(None))
+
+    def YIELD_VALUE(self, inst: Instr) -> None:
+        value = self.pop()
+        self.push(ConstantVariable(None))  # what the yield expression is worth when next() resumes it
+        raise YieldSignal(value)
+
     def GET_YIELD_FROM_ITER(self, inst: Instr) -> None:
-        unsupported(Category.UNSUPPORTED_OPCODE, "yield from is not supported while tracing")
+        unsupported(Category.UNSUPPORTED_OPCODE, "yield from is not supported while tracing",
+                    "loop over the inner iterable and yield each item instead")
 
     # ---- exceptions and blocks: not captured yet ---------------------------------------------------------------
     def RAISE_VARARGS(self, inst: Instr) -> None:

@@ -36,6 +36,13 @@ class ReturnSignal(Exception):
         self.value = value
 
 
+class YieldSignal(Exception):
+    """Raised by YIELD_VALUE to suspend a generator's translator; carries the yielded value."""
+
+    def __init__(self, value: VariableTracker) -> None:
+        self.value = value
+
+
 class InstructionTranslatorBase:
     dispatch_table: ClassVar[dict[str, Handler]] = {}
 
@@ -67,6 +74,16 @@ class InstructionTranslatorBase:
                 self.step()
         except ReturnSignal as signal:
             return signal.value
+
+    def resume(self) -> VariableTracker | None:
+        """Run a generator's code to its next yield: the yielded value, or None once it returns."""
+        try:
+            while True:
+                self.step()
+        except YieldSignal as signal:
+            return signal.value
+        except ReturnSignal:  # the generator's `return`: iteration stops
+            return None
 
     def step(self) -> None:
         if self.ip >= len(self.instructions):
@@ -148,4 +165,4 @@ def _flatten(code: types.CodeType) -> tuple[list[Instr], dict[Label, int]]:
     return instructions, targets
 
 
-__all__ = ["InstructionTranslatorBase", "LazyVariable", "NULL", "ReturnSignal"]
+__all__ = ["InstructionTranslatorBase", "LazyVariable", "NULL", "ReturnSignal", "YieldSignal"]

@@ -11,6 +11,8 @@ from .. import bytecode_compat as compat
 from ..exc import Category, unsupported
 from ..variables.base import NULL
 from ..variables.builder import wrap_constant_result
+from ..side_effects import DELETED
+from ..sources import GlobalSource
 from ..variables.functions import CellVariable
 
 
@@ -72,9 +74,9 @@ class LoadStoreMixin:
 
     def load_global(self, name: str):
         pending = self.output.side_effects.pending_global(name)
-        if pending is not None:
+        if pending is not None and pending is not DELETED:
             return pending
-        if name in self.f_globals:
+        if name in self.f_globals and pending is not DELETED:
             value = self.f_globals[name]
         else:
             builtins = self.f_globals.get("__builtins__", __builtins__)
@@ -89,35 +91,51 @@ class LoadStoreMixin:
             unsupported(Category.SIDE_EFFECT, f"assigning global {inst.arg!r} of another module in an inlined function")
         self.output.side_effects.store_global(inst.arg, self.pop())
 
-    # ---- closures -------------------------------------------------------------------------------------
+    def DELETE_GLOBAL(self, inst: Instr) -> None:
+        if self.globals_source is not None:
+            unsupported(Category.SIDE_EFFECT, f"deleting global {inst.arg!r} of another module in an inlined function")
+        pending = self.output.side_effects.pending_global(inst.arg)
+        if pending is DELETED or (pending is None and inst.arg not in self.f_globals):
+            unsupported(Category.EXCEPTION, f"del of the undefined global {inst.arg!r} raises NameError")
+        if pending is None:  # the replay deletes it on later calls too: it must exist then
+            self.output.builder(self.f_globals[inst.arg], GlobalSource(inst.arg))
+        self.output.side_effects.delete_global(inst.arg)
+
+    # ---- closures: a cell lives in its local slot, as in CPython's frame ------------------------------
     def MAKE_CELL(self, inst: Instr) -> None:
         name = _name(inst.arg)
         current = self.symbolic_locals.get(name)
-        # 3.13 loads a cell slot with LOAD_FAST when building a closure: the slot holds the cell
-        self.cells[name] = self.symbolic_locals[name] = CellVariable(self.realize(current) if current is not None else None)
+        # an argument captured by an inner function starts as the cell's contents
+        self.symbolic_locals[name] = CellVariable(self.realize(current) if current is not None else None)
 
     def COPY_FREE_VARS(self, inst: Instr) -> None:
         for name, cell in zip(self.code.co_freevars, self.closure):
-            self.cells[name] = cell
+            self.symbolic_locals[name] = cell
+
+    def cell(self, inst: Instr) -> CellVariable:
+        cell = self.symbolic_locals.get(_name(inst.arg))
+        if not isinstance(cell, CellVariable):  # what MAKE_CELL/COPY_FREE_VARS put in the slot
+            unsupported(Category.UNSUPPORTED_OPCODE, f"{inst.name} of {_name(inst.arg)!r} before its cell exists")
+        return cell
 
     def LOAD_DEREF(self, inst: Instr) -> None:
-        cell = self.cells.get(_name(inst.arg))
-        if cell is None or cell.contents is None:
-            unsupported(Category.EXCEPTION, f"free variable {_name(inst.arg)!r} is read before it is assigned")
+        cell = self.cell(inst)
+        if cell.contents is None:
+            unsupported(Category.EXCEPTION, f"free variable {_name(inst.arg)!r} is read before it is assigned (NameError)")
         cell.contents = self.realize(cell.contents)
         self.push(cell.contents)
 
     def STORE_DEREF(self, inst: Instr) -> None:
-        name = _name(inst.arg)
-        cell = self.cells.get(name)
-        if cell is None:
-            cell = self.cells[name] = CellVariable(None)
-        if cell.source is not None:
-            unsupported(Category.SIDE_EFFECT, f"assigning the closure variable {name!r} of the compiled function")
-        cell.contents = self.pop()
+        self.cell(inst).store(self, self.pop())
+
+    def DELETE_DEREF(self, inst: Instr) -> None:
+        cell = self.cell(inst)
+        if cell.contents is None:
+            unsupported(Category.EXCEPTION, f"del of the unassigned variable {_name(inst.arg)!r} raises NameError")
+        cell.store(self, None)
 
     def LOAD_CLOSURE(self, inst: Instr) -> None:
-        self.push(self.cells[_name(inst.arg)])
+        self.push(self.cell(inst))
 
     # ---- attributes --------------------------------------------------------------------------------------
     def LOAD_ATTR(self, inst: Instr) -> None:
@@ -134,6 +152,21 @@ class LoadStoreMixin:
         obj = self.pop()
         value = self.pop()
         obj.store_attr(self, inst.arg, value)
+
+    def DELETE_ATTR(self, inst: Instr) -> None:
+        self.pop().delete_attr(self, inst.arg)
+
+    def LOAD_SUPER_ATTR(self, inst: Instr) -> None:  # 3.12+: super().name and super(C, self).name
+        method_form, two_arguments, name = compat.super_attr_arg(inst)
+        self_value = self.pop()
+        cls = self.pop()
+        global_super = self.pop()
+        # CPython's own rule: the builtin super gets (class, self); a rebound name `super` is
+        # called as the source code wrote it
+        builtin = global_super.is_python_constant() and global_super.as_python_constant() is super
+        proxy = global_super.call_function(self, [cls, self_value] if builtin or two_arguments else [], {})
+        value = proxy.var_getattr(self, name)
+        self.push_many(compat.push_with_null(value, NULL) if method_form else [value])
 
     # ---- stack shuffling -----------------------------------------------------------------------------------
     def POP_TOP(self, inst: Instr) -> None:

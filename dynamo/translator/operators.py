@@ -7,6 +7,7 @@ import operator
 
 from bytecode import BinaryOp, Compare, Instr
 
+from .. import bytecode_compat as compat
 from ..variables.base import VariableTracker
 from ..variables.builtins import BuiltinVariable
 from ..variables.constant import ConstantVariable
@@ -44,10 +45,12 @@ class OperatorsMixin:
     def COMPARE_OP(self, inst: Instr) -> None:
         right = self.pop()
         left = self.pop()
-        compare = inst.arg[0] if isinstance(inst.arg, tuple) else inst.arg  # 3.13: (Compare, to_bool)
+        compare, to_bool = compat.compare_arg(inst)
         result = self.apply(COMPARE_OPERATORS[compare], left, right)
-        if isinstance(inst.arg, tuple) and inst.arg[1]:
-            result = ConstantVariable(result.truth_value(self)) if result.is_python_constant() else result
+        if to_bool and result.is_python_constant():
+            result = ConstantVariable(bool(result.as_python_constant()))
+        # otherwise (3.13 folding the TO_BOOL of a branch into the comparison) the only consumer
+        # is a truth test (a jump or UNARY_NOT), which asks the value itself, as TO_BOOL would
         self.push(result)
 
     def IS_OP(self, inst: Instr) -> None:

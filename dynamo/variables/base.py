@@ -26,10 +26,26 @@ class VariableTracker:
         unsupported(Category.UNSUPPORTED_VALUE, f"the type of {self.describe()} is not known while tracing")
 
     def is_python_constant(self) -> bool:
+        """An immutable value known while tracing: it folds, and its identity never matters."""
+        return False
+
+    def has_constant_contents(self) -> bool:
+        """Its current value is known while tracing, so as_python_constant() gives a snapshot.
+        True for constants and for mutable containers of constants (whose identity still matters:
+        a snapshot may be read by a pure function, never returned or mutated in its place)."""
+        return self.is_python_constant()
+
+    def identity_is_tracked(self) -> bool:
+        """Two trackers of this kind are two distinct objects (lists, dicts, user objects: the
+        builder gives one tracker per object), so `is` between them is known while tracing."""
         return False
 
     def as_python_constant(self) -> Any:
         unsupported(Category.UNSUPPORTED_VALUE, f"{self.describe()} is not a Python constant while tracing")
+
+    def is_mapping(self) -> bool:
+        """A mapping: dict(value), d.update(value) and **value take its keys and values."""
+        return False
 
     def describe(self) -> str:
         """How a message names this value: 'an array of shape (3, 4) and dtype float64'."""
@@ -54,6 +70,20 @@ class VariableTracker:
     def store_attr(self, tx: "Tx", name: str, value: "VariableTracker") -> None:
         unsupported(Category.SIDE_EFFECT, f"setting attribute {name!r} on {self.describe()}")
 
+    def delete_attr(self, tx: "Tx", name: str) -> None:
+        unsupported(Category.SIDE_EFFECT, f"deleting attribute {name!r} of {self.describe()}")
+
+    def has_attribute(self, tx: "Tx", name: str) -> bool:
+        """hasattr(); by default from the type, exact for kinds whose instances have no __dict__."""
+        cls = self.python_type()
+        if getattr(cls, "__dictoffset__", 1) != 0:
+            unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"whether {self.describe()} has attribute {name!r}")
+        return hasattr(cls, name)
+
+    def contains(self, tx: "Tx", item: "VariableTracker") -> bool:
+        """`item in self`."""
+        unsupported(Category.DATA_DEPENDENT_VALUE, f"membership test of {item.describe()} in {self.describe()}")
+
     def as_keyword_arguments(self, tx: "Tx", allow_any_key: bool = False) -> dict[Any, "VariableTracker"]:
         unsupported(Category.UNSUPPORTED_VALUE, f"{self.describe()} used as keyword arguments")
 
@@ -69,6 +99,16 @@ class VariableTracker:
         from .iterators import ListIteratorVariable
 
         return ListIteratorVariable(self.unpack(tx))
+
+    def reversed_iterator(self, tx: "Tx") -> "VariableTracker":
+        """What reversed() returns: by default unpack()'s items backwards (a snapshot)."""
+        from .iterators import ListIteratorVariable
+
+        return ListIteratorVariable(list(reversed(self.unpack(tx))))
+
+    def next_item(self, tx: "Tx") -> "VariableTracker | None":
+        """next() of an iterator: the next item, or None when it is exhausted."""
+        unsupported(Category.UNSUPPORTED_VALUE, f"{self.describe()} is not an iterator known while tracing")
 
     # ---- leaving the graph ------------------------------------------------------------------------
     def as_graph_argument(self) -> Any:

@@ -27,6 +27,13 @@ def wrap_constant_result(value: Any) -> VariableTracker:
         return ListVariable([wrap_constant_result(v) for v in value])
     if isinstance(value, slice):
         return SliceVariable(*(ConstantVariable(p) for p in (value.start, value.stop, value.step)))
+    if isinstance(value, (set, dict)):  # fresh containers computed while tracing (folds, views)
+        from .dicts import ConstDictVariable
+        from .sets import SetVariable
+
+        if isinstance(value, set):
+            return SetVariable(value)
+        return ConstDictVariable({k: wrap_constant_result(v) for k, v in value.items()})
     if is_constant_value(value) or isinstance(value, (np.generic,)):
         return ConstantVariable(value)
     unsupported(Category.UNSUPPORTED_VALUE, f"a {type(value).__name__} computed while tracing")
@@ -84,6 +91,20 @@ class VariableBuilder:
         self.guard(source, GuardKind.TYPE_IS, type(value))
         self.guard(source, GuardKind.LEN_IS, len(value))
         return ListVariable([self(v, ItemSource(source, i)) for i, v in enumerate(value)], source=source)
+
+    def wrap_dict(self, value: dict, source: Source) -> VariableTracker:
+        from .dicts import ConstDictVariable, DictKeysAre
+
+        self.guard(source, GuardKind.TYPE_IS, type(value))
+        # the keys, in order: iteration order and the write-back of mutations depend on it
+        self.guard(source, GuardKind.CALL, DictKeysAre(tuple(value)))
+        return ConstDictVariable({k: self(v, ItemSource(source, k)) for k, v in value.items()}, source=source)
+
+    def wrap_class(self, value: type, source: Source) -> VariableTracker:
+        from .objects import UserClassVariable
+
+        self.guard(source, GuardKind.ID_IS, value)
+        return UserClassVariable(value, source=source)
 
     def wrap_slice(self, value: slice, source: Source) -> VariableTracker:
         from .sequences import SliceVariable
@@ -146,6 +167,8 @@ _BY_TYPE: dict[type, Callable[[VariableBuilder, Any, Source], VariableTracker]] 
     np.ndarray: VariableBuilder.wrap_array,
     tuple: VariableBuilder.wrap_tuple,
     list: VariableBuilder.wrap_list,
+    dict: VariableBuilder.wrap_dict,
+    range: VariableBuilder.wrap_constant,
     slice: VariableBuilder.wrap_slice,
     types.ModuleType: VariableBuilder.wrap_module,
     types.FunctionType: VariableBuilder.wrap_function,
@@ -163,5 +186,6 @@ _BY_CHECK: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any, Sou
     (lambda v: isinstance(v, type) and issubclass(v, np.generic), VariableBuilder.wrap_identity),
     (lambda v: isinstance(v, type) and v.__module__ == "builtins", VariableBuilder.wrap_builtin),
     (lambda v: isinstance(v, np.ndarray), VariableBuilder.wrap_object),  # subclasses: not captured as arrays
+    (lambda v: isinstance(v, type) and not v.__module__.startswith("numpy"), VariableBuilder.wrap_class),
 ]
 

@@ -1,8 +1,10 @@
 """BuiltinVariable: Python builtins and operator functions while tracing. Arrays among the
-arguments send the call to the graph; constants fold; sequences are handled structurally."""
+arguments send the call to the graph; constants fold; containers and iterators are handled
+structurally (their identity and laziness kept exactly as CPython's)."""
 from __future__ import annotations
 
 import builtins
+import inspect
 import math
 import operator
 from typing import TYPE_CHECKING, Any, Callable
@@ -19,10 +21,18 @@ Kwargs = dict[str, VariableTracker]
 
 # Builtins that are pure functions of constant arguments: calling them while tracing is exact.
 _FOLDABLE = {
-    abs, all, any, bin, bool, chr, complex, divmod, float, format, hash, hex, int, isinstance,
-    issubclass, len, max, min, oct, ord, pow, repr, round, sorted, str, sum, tuple, type,
+    abs, all, any, ascii, bin, bool, chr, complex, divmod, float, format, frozenset, hash, hex, int,
+    isinstance, issubclass, len, max, min, oct, ord, pow, repr, round, sorted, str, sum, tuple, type,
+    bytes, slice,
     *[getattr(math, name) for name in dir(math) if callable(getattr(math, name)) and not name.startswith("_")],
     *[getattr(operator, name) for name in dir(operator) if not name.startswith("_") and callable(getattr(operator, name))],
+}
+
+# In-place operators: on a container with identity they mutate it (the dunder method), so they
+# never fold into a fresh copy.
+_IN_PLACE = {
+    operator.iadd: "__iadd__", operator.isub: "__isub__", operator.imul: "__imul__", operator.ior: "__ior__",
+    operator.iand: "__iand__", operator.ixor: "__ixor__", operator.iconcat: "__iadd__",
 }
 
 
@@ -44,15 +54,24 @@ class BuiltinVariable(VariableTracker):
         name = getattr(self.fn, "__name__", repr(self.fn))
         return f"the builtin {name}" if getattr(builtins, name, None) is self.fn else f"operator.{name}"
 
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        if name in ("__name__", "__qualname__", "__module__"):
+            return ConstantVariable(getattr(self.fn, name))
+        if isinstance(self.fn, type) and name == "fromkeys" and self.fn is dict:
+            return BuiltinVariable(_dict_fromkeys)
+        return super().var_getattr(tx, name)
+
     def call_function(self, tx: "Tx", args: Args, kwargs: Kwargs) -> VariableTracker:
         handler = _HANDLERS.get(self.fn)
         if handler is not None:
-            result = handler(tx, args, kwargs)
+            result = handler(tx, *args, **kwargs) if _accepts(handler, args, kwargs) else None
             if result is not None:
                 return result
         if _involves_array(args, kwargs):
             return tx.output.numpy.call_function(tx, self.fn, args, kwargs, name=self.describe())
-        if self.fn in _FOLDABLE and all(a.is_python_constant() for a in [*args, *kwargs.values()]):
+        if self.fn in _IN_PLACE and args and args[0].identity_is_tracked():
+            return args[0].call_method(tx, _IN_PLACE[self.fn], args[1:], kwargs)
+        if self.fn in _FOLDABLE and all(a.has_constant_contents() for a in [*args, *kwargs.values()]):
             return _fold(self.fn, args, kwargs)
         unsupported(Category.UNSUPPORTED_CALL, f"calling {self.describe()} with {_describe_args(args)}")
 
@@ -60,6 +79,19 @@ class BuiltinVariable(VariableTracker):
         if self.source is not None:
             return super().reconstruct(codegen)
         codegen.load_const(self.fn)
+
+
+def _accepts(handler: Callable[..., Any], args: Args, kwargs: Kwargs) -> bool:
+    """Whether the structural handler takes these arguments (its signature is the builtin's,
+    positional-only parts included); if not, the generic rules decide, and a call Python would
+    reject is rejected there."""
+    code = handler.__code__
+    positional = code.co_argcount - 1  # without tx
+    required = positional - len(handler.__defaults__ or ())
+    if len(args) < required or (len(args) > positional and not code.co_flags & inspect.CO_VARARGS):
+        return False
+    by_keyword = code.co_varnames[code.co_posonlyargcount: code.co_argcount + code.co_kwonlyargcount]
+    return bool(code.co_flags & inspect.CO_VARKEYWORDS) or all(k in by_keyword for k in kwargs)
 
 
 def _involves_array(args: Args, kwargs: Kwargs) -> bool:
@@ -75,176 +107,317 @@ def _describe_args(args: Args) -> str:
 def _fold(fn: Callable[..., Any], args: Args, kwargs: Kwargs) -> VariableTracker:
     from .builder import wrap_constant_result
 
+    raw_args = [a.as_python_constant() for a in args]
     try:
-        value = fn(*[a.as_python_constant() for a in args], **{k: v.as_python_constant() for k, v in kwargs.items()})
+        value = fn(*raw_args, **{k: v.as_python_constant() for k, v in kwargs.items()})
     except Exception as error:  # the real code raises the same error when it runs
         unsupported(Category.EXCEPTION, f"{getattr(fn, '__name__', fn)} raises {type(error).__name__}: {error}")
+    for variable, raw in zip(args, raw_args):
+        if value is raw and not variable.is_python_constant():
+            return variable  # max(list_a, list_b) returns one of the lists itself, not a copy
     return wrap_constant_result(value)
 
 
-# ---- structural handlers: they return None to fall through to the generic rules ------------------
+def _call(tx: "Tx", fn: Callable[..., Any], *args: VariableTracker) -> VariableTracker:
+    return BuiltinVariable(fn).call_function(tx, list(args), {})
 
-def _len(tx: "Tx", args: Args, kwargs: Kwargs) -> VariableTracker | None:
+
+def _constant(value: VariableTracker, what: str) -> Any:
+    if not value.is_python_constant():
+        unsupported(Category.DATA_DEPENDENT_VALUE, f"{what} needs {value.describe()} while tracing")
+    return value.as_python_constant()
+
+
+# ---- structural handlers: each takes (tx, *args, **kwargs) as the builtin does, and returns
+# ---- None to leave the call to the generic rules (arrays to the graph, constants folded) -----
+
+def _len(tx: "Tx", value: VariableTracker, /) -> VariableTracker | None:
     from .arrays import ArrayVariable
 
-    if len(args) != 1 or kwargs:
-        return None
-    (value,) = args
     if isinstance(value, ArrayVariable):
         if value.meta.ndim == 0:
             unsupported(Category.EXCEPTION, "len() of a 0-d array raises TypeError")
         return tx.output.size_value(value.meta.shape[0])
     if value.is_python_constant():
         return None
-    return ConstantVariable(len(value.unpack(tx)))
+    return value.call_method(tx, "__len__", [], {})
 
 
-def _sequence_constructor(kind: str) -> Callable[["Tx", Args, Kwargs], VariableTracker | None]:
-    def build(tx: "Tx", args: Args, kwargs: Kwargs) -> VariableTracker | None:
-        from .sequences import ListVariable, TupleVariable
-
-        if kwargs or len(args) > 1:
-            return None
-        items = args[0].unpack(tx) if args else []
-        return ListVariable(items) if kind == "list" else TupleVariable(items)
-
-    return build
+def _bool(tx: "Tx", value: VariableTracker | None = None, /) -> VariableTracker | None:
+    if value is None or value.is_python_constant() or _involves_array([value], {}):
+        return None
+    return ConstantVariable(value.truth_value(tx))
 
 
-def _range(tx: "Tx", args: Args, kwargs: Kwargs) -> VariableTracker | None:
+def _list(tx: "Tx", iterable: VariableTracker | None = None, /) -> VariableTracker:
+    from .sequences import ListVariable
+
+    return ListVariable(iterable.unpack(tx) if iterable is not None else [])
+
+
+def _tuple(tx: "Tx", iterable: VariableTracker | None = None, /) -> VariableTracker | None:
+    from .sequences import TupleVariable
+
+    if iterable is not None and iterable.is_python_constant():
+        return None
+    return TupleVariable(iterable.unpack(tx) if iterable is not None else [])
+
+
+def _dict(tx: "Tx", mapping: VariableTracker | None = None, /, **kwargs: VariableTracker) -> VariableTracker:
+    from .dicts import ConstDictVariable, pairs_of
+
+    result = ConstDictVariable(dict(pairs_of(tx, mapping)) if mapping is not None else {})
+    result.items.update(kwargs)
+    return result
+
+
+def _dict_fromkeys(tx: "Tx", keys: VariableTracker, value: VariableTracker | None = None, /) -> VariableTracker:
+    from .dicts import ConstDictVariable
+
+    filler = value if value is not None else ConstantVariable(None)
+    return ConstDictVariable.from_pairs(tx, keys.unpack(tx), [filler] * len(keys.unpack(tx)))
+
+
+def _set(tx: "Tx", iterable: VariableTracker | None = None, /) -> VariableTracker:
+    from .sets import build_set
+
+    return build_set(tx, iterable.unpack(tx) if iterable is not None else [])
+
+
+def _frozenset(tx: "Tx", iterable: VariableTracker | None = None, /) -> VariableTracker | None:
+    if iterable is None or iterable.has_constant_contents():
+        return None
+    return ConstantVariable(frozenset(_call(tx, set, iterable).as_python_constant()))
+
+
+def _slice(tx: "Tx", /, *parts: VariableTracker) -> VariableTracker | None:
+    from .sequences import SliceVariable
+
+    if not 1 <= len(parts) <= 3:
+        return None
+    none = ConstantVariable(None)
+    start, stop, step = (none, parts[0], none) if len(parts) == 1 else (*parts, none)[:3]
+    return SliceVariable(start, stop, step)
+
+
+def _range(tx: "Tx", /, *args: VariableTracker) -> VariableTracker | None:
     from .iterators import RangeVariable
 
-    if kwargs or not all(a.is_python_constant() for a in args):
+    if not args or not all(a.is_python_constant() for a in args):
         return None
-    return RangeVariable(range(*[operator.index(a.as_python_constant()) for a in args]))
+    try:
+        return RangeVariable(range(*[a.as_python_constant() for a in args]))
+    except (TypeError, ValueError) as error:
+        unsupported(Category.EXCEPTION, f"range() raises {type(error).__name__}: {error}")
 
 
-def _zip_like(kind: str) -> Callable[["Tx", Args, Kwargs], VariableTracker | None]:
-    def build(tx: "Tx", args: Args, kwargs: Kwargs) -> VariableTracker | None:
-        from .iterators import ListIteratorVariable
-        from .sequences import TupleVariable
-
-        if kind == "zip":
-            if kwargs and set(kwargs) != {"strict"}:
-                return None
-            columns = [a.unpack(tx) for a in args]
-            if kwargs.get("strict") and kwargs["strict"].as_python_constant() and len({len(c) for c in columns}) > 1:
-                unsupported(Category.EXCEPTION, "zip(strict=True) on iterables of different lengths raises ValueError")
-            rows = [TupleVariable(list(row)) for row in zip(*columns)]
-        elif kind == "enumerate":
-            start = (kwargs.get("start") or (args[1] if len(args) > 1 else ConstantVariable(0))).as_python_constant()
-            rows = [TupleVariable([ConstantVariable(start + i), item]) for i, item in enumerate(args[0].unpack(tx))]
-        else:  # reversed
-            rows = list(reversed(args[0].unpack(tx)))
-        return ListIteratorVariable(rows)
-
-    return build
+def _iter(tx: "Tx", value: VariableTracker, /, *sentinel: VariableTracker) -> VariableTracker | None:
+    return None if sentinel else value.iterator(tx)
 
 
-def _isinstance(tx: "Tx", args: Args, kwargs: Kwargs) -> VariableTracker | None:
-    if len(args) != 2 or kwargs or args[0].is_python_constant():
-        return None
-    classes = args[1].as_python_constant()
-    return ConstantVariable(issubclass(args[0].python_type(), classes))
+def _next(tx: "Tx", iterator: VariableTracker, /, *default: VariableTracker) -> VariableTracker | None:
+    item = iterator.next_item(tx)
+    if item is None:
+        if not default:
+            unsupported(Category.EXCEPTION, f"next() of the exhausted {iterator.describe()} raises StopIteration")
+        return default[0]
+    return item
 
 
-def _reduce_builtin(fn: Callable[..., Any]) -> Callable[["Tx", Args, Kwargs], VariableTracker | None]:
-    """sum/min/max over a Python sequence of arrays or constants: unrolled into pairwise ops."""
+def _zip(tx: "Tx", /, *iterables: VariableTracker, strict: VariableTracker | None = None) -> VariableTracker:
+    from .iterators import ZipVariable
 
-    def reduce(tx: "Tx", args: Args, kwargs: Kwargs) -> VariableTracker | None:
-        from .builtins import BuiltinVariable as B
+    return ZipVariable([i.iterator(tx) for i in iterables], strict=bool(strict and _constant(strict, "zip(strict=)")))
 
-        if kwargs or not args or all(a.is_python_constant() for a in args):
-            return None
-        if fn is builtins.sum:
-            items = args[0].unpack(tx)
-            total = args[1] if len(args) > 1 else ConstantVariable(0)
-            for item in items:
-                total = B(operator.add).call_function(tx, [total, item], {})
-            return total
-        items = args[0].unpack(tx) if len(args) == 1 else list(args)
-        if any(not i.is_python_constant() for i in items):
+
+def _enumerate(tx: "Tx", iterable: VariableTracker, start: VariableTracker | None = None) -> VariableTracker:
+    from .iterators import EnumerateVariable
+
+    return EnumerateVariable(iterable.iterator(tx), _constant(start, "enumerate(start=)") if start else 0)
+
+
+def _reversed(tx: "Tx", sequence: VariableTracker, /) -> VariableTracker:
+    return sequence.reversed_iterator(tx)
+
+
+def _map(tx: "Tx", fn: VariableTracker, /, *iterables: VariableTracker) -> VariableTracker | None:
+    from .iterators import MapVariable
+
+    return MapVariable(fn, [i.iterator(tx) for i in iterables]) if iterables else None
+
+
+def _filter(tx: "Tx", fn: VariableTracker, iterable: VariableTracker, /) -> VariableTracker:
+    from .iterators import FilterVariable
+
+    none = fn.is_python_constant() and fn.as_python_constant() is None
+    return FilterVariable(None if none else fn, iterable.iterator(tx))
+
+
+def _sorted(tx: "Tx", iterable: VariableTracker, /, *, key: VariableTracker | None = None,
+            reverse: VariableTracker | None = None) -> VariableTracker:
+    from .sequences import ListVariable, sorted_items
+
+    return ListVariable(sorted_items(tx, iterable.unpack(tx), key, reverse))
+
+
+def _extremum(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
+    """min/max: the first smallest (largest) item, comparing keys known while tracing."""
+
+    def pick(tx: "Tx", /, *args: VariableTracker, key: VariableTracker | None = None,
+             default: VariableTracker | None = None) -> VariableTracker | None:
+        if not args or _involves_array(list(args), {}) and len(args) > 1:
+            return None  # np.maximum-like pairs of arrays: the generic rules (graph) decide
+        items = list(args) if len(args) > 1 else args[0].unpack(tx)
+        if not items:
+            if default is None:
+                unsupported(Category.EXCEPTION, f"{fn.__name__}() of an empty sequence raises ValueError")
+            return default
+        no_key = key is None or (key.is_python_constant() and key.as_python_constant() is None)
+        keys = items if no_key else [key.call_function(tx, [i], {}) for i in items]
+        if not all(k.is_python_constant() for k in keys):
             unsupported(Category.DATA_DEPENDENT_BRANCH, f"{fn.__name__}() compares values known only at run time",
                         f"use np.{'maximum' if fn is max else 'minimum'} for arrays")
+        raw = [k.as_python_constant() for k in keys]
+        try:
+            return items[fn(range(len(items)), key=raw.__getitem__)]
+        except TypeError as error:
+            unsupported(Category.EXCEPTION, f"{fn.__name__}() raises TypeError: {error}")
+
+    return pick
+
+
+def _sum(tx: "Tx", iterable: VariableTracker, /, start: VariableTracker | None = None) -> VariableTracker | None:
+    if iterable.has_constant_contents() and (start is None or start.is_python_constant()):
+        return None  # folds, with CPython's own (compensated) float summation
+    items = iterable.unpack(tx)
+    total = start if start is not None else ConstantVariable(0)
+    # CPython adds a leading run of plain numbers on a fast path and the rest with `+`:
+    # folding that run with sum() itself then adding the rest gives the same value
+    run = 0
+    while run < len(items) and items[run].is_python_constant() and total.is_python_constant():
+        run += 1
+    if run:
+        total = _fold(builtins.sum, [ConstantVariable(tuple(i.as_python_constant() for i in items[:run])), total], {})
+    for item in items[run:]:
+        total = _call(tx, operator.add, total, item)
+    return total
+
+
+def _any_all(want: bool) -> Callable[..., VariableTracker]:
+    """any()/all(): stop at the first item whose truth decides, as CPython does."""
+
+    def decide(tx: "Tx", iterable: VariableTracker, /) -> VariableTracker:
+        iterator = iterable.iterator(tx)
+        while (item := iterator.next_item(tx)) is not None:
+            if item.truth_value(tx) is want:
+                return ConstantVariable(want)
+        return ConstantVariable(not want)
+
+    return decide
+
+
+def _isinstance(tx: "Tx", value: VariableTracker, classes: VariableTracker, /) -> VariableTracker | None:
+    if value.is_python_constant():
         return None
+    try:
+        return ConstantVariable(issubclass(value.python_type(), _constant(classes, "isinstance()")))
+    except TypeError as error:
+        unsupported(Category.EXCEPTION, f"isinstance() raises TypeError: {error}")
 
-    return reduce
+
+def _type(tx: "Tx", value: VariableTracker, /) -> VariableTracker:
+    from .objects import class_variable
+    from ..sources import AttrSource
+
+    source = AttrSource(value.source, "__class__") if value.source is not None else None
+    return class_variable(tx, value.python_type(), source)
 
 
-def _is(negate: bool) -> Callable[["Tx", Args, Kwargs], VariableTracker | None]:
-    def compare(tx: "Tx", args: Args, kwargs: Kwargs) -> VariableTracker | None:
-        a, b = args
+def _getattr(tx: "Tx", obj: VariableTracker, name: VariableTracker, /, *default: VariableTracker) -> VariableTracker:
+    attribute = _constant(name, "getattr()")
+    if default and not obj.has_attribute(tx, attribute):
+        return default[0]
+    return obj.var_getattr(tx, attribute)
+
+
+def _hasattr(tx: "Tx", obj: VariableTracker, name: VariableTracker, /) -> VariableTracker:
+    return ConstantVariable(obj.has_attribute(tx, _constant(name, "hasattr()")))
+
+
+def _setattr(tx: "Tx", obj: VariableTracker, name: VariableTracker, value: VariableTracker, /) -> VariableTracker:
+    obj.store_attr(tx, _constant(name, "setattr()"), value)
+    return ConstantVariable(None)
+
+
+def _delattr(tx: "Tx", obj: VariableTracker, name: VariableTracker, /) -> VariableTracker:
+    obj.delete_attr(tx, _constant(name, "delattr()"))
+    return ConstantVariable(None)
+
+
+def _callable(tx: "Tx", value: VariableTracker, /) -> VariableTracker:
+    return ConstantVariable(callable(value.python_type()) and hasattr(value.python_type(), "__call__"))
+
+
+def _super(tx: "Tx", /, *args: VariableTracker) -> VariableTracker | None:
+    from .objects import SuperVariable
+
+    if len(args) == 2:
+        return SuperVariable(*args)
+    if args:
+        return None  # super(C) alone: an unbound super object, not captured
+    return SuperVariable(*tx.zero_argument_super())
+
+
+def _is(negate: bool) -> Callable[..., VariableTracker | None]:
+    def compare(tx: "Tx", a: VariableTracker, b: VariableTracker, /) -> VariableTracker | None:
         if a.is_python_constant() and b.is_python_constant():
-            return None
-        same = a is b or (a.source is not None and a.source == b.source)
-        if not same and (a.is_python_constant() or b.is_python_constant()):
-            # an array, list or object is never identical to a constant such as None
-            constant = a if a.is_python_constant() else b
-            if constant.as_python_constant() is None or isinstance(constant.as_python_constant(), (bool, int, float, str)):
-                return ConstantVariable(negate)
-        if same:
+            return None  # immutable values: fold on the values themselves
+        if a is b:
             return ConstantVariable(not negate)
+        if a.is_python_constant() or b.is_python_constant() or (a.identity_is_tracked() and b.identity_is_tracked()):
+            # a constant is never the same object as a container, array or object, and two
+            # trackers of kinds with tracked identity are two objects
+            return ConstantVariable(negate)
         unsupported(Category.UNSUPPORTED_VALUE, f"identity of {a.describe()} and {b.describe()} is not known while tracing")
 
     return compare
 
 
-def _contains(tx: "Tx", args: Args, kwargs: Kwargs) -> VariableTracker | None:
-    container, item = args
+def _contains(tx: "Tx", container: VariableTracker, item: VariableTracker, /) -> VariableTracker | None:
     if container.is_python_constant() and item.is_python_constant():
         return None
-    if item.is_python_constant():
-        elements = container.unpack(tx)
-        if all(e.is_python_constant() for e in elements):
-            return ConstantVariable(item.as_python_constant() in [e.as_python_constant() for e in elements])
-    unsupported(Category.DATA_DEPENDENT_VALUE, f"membership test of {item.describe()} in {container.describe()}")
+    return ConstantVariable(container.contains(tx, item))
 
 
-def _sequence_binary(fn: Callable[..., Any]) -> Callable[["Tx", Args, Kwargs], VariableTracker | None]:
-    """tuple + tuple, list * n and friends on sequences holding arrays."""
+def _sequence_binary(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
+    """Concatenation and repetition of sequences (fresh sequences, items shared), and indexing
+    of containers (the very item, never a copy)."""
 
-    def apply(tx: "Tx", args: Args, kwargs: Kwargs) -> VariableTracker | None:
-        from .dicts import ConstDictVariable
+    def apply(tx: "Tx", a: VariableTracker, b: VariableTracker, /) -> VariableTracker | None:
         from .sequences import BaseSequenceVariable
 
-        if len(args) != 2 or all(a.is_python_constant() for a in args):
-            return None
-        a, b = args
-        if isinstance(a, BaseSequenceVariable) and isinstance(b, BaseSequenceVariable) and fn in (operator.add, operator.iadd):
-            if type(a) is not type(b):
-                return None
-            if fn is operator.iadd and a.python_class is list:
-                tx.output.side_effects.mutate(a)
-                a.items.extend(b.items)
-                return a
-            return type(a)(a.items + b.items)
-        if isinstance(a, BaseSequenceVariable) and b.is_python_constant() and fn in (operator.mul, operator.imul):
-            return type(a)(a.items * operator.index(b.as_python_constant()))
-        if fn is operator.getitem and (isinstance(a, BaseSequenceVariable) or isinstance(a, ConstDictVariable)):
+        if fn is operator.getitem and (isinstance(a, BaseSequenceVariable) or a.is_mapping()):
             return a.getitem(tx, b)
+        if a.is_python_constant() and b.is_python_constant():
+            return None
+        if fn is operator.add and isinstance(a, BaseSequenceVariable) and type(a) is type(b):
+            return type(a)(a.items + b.items)  # type: ignore[attr-defined]
+        if fn is operator.mul and isinstance(a, BaseSequenceVariable) and b.is_python_constant():
+            return type(a)(a.items * operator.index(b.as_python_constant()))
+        if fn is operator.mul and isinstance(b, BaseSequenceVariable) and a.is_python_constant():
+            return type(b)(b.items * operator.index(a.as_python_constant()))
         return None
 
     return apply
 
 
-_HANDLERS: dict[Any, Callable[["Tx", Args, Kwargs], VariableTracker | None]] = {
-    len: _len,
-    list: _sequence_constructor("list"),
-    tuple: _sequence_constructor("tuple"),
-    range: _range,
-    zip: _zip_like("zip"),
-    enumerate: _zip_like("enumerate"),
-    reversed: _zip_like("reversed"),
-    isinstance: _isinstance,
-    sum: _reduce_builtin(builtins.sum),
-    min: _reduce_builtin(builtins.min),
-    max: _reduce_builtin(builtins.max),
-    operator.is_: _is(False),
-    operator.is_not: _is(True),
-    operator.contains: _contains,
-    operator.add: _sequence_binary(operator.add),
-    operator.iadd: _sequence_binary(operator.iadd),
-    operator.mul: _sequence_binary(operator.mul),
-    operator.imul: _sequence_binary(operator.imul),
+_HANDLERS: dict[Any, Callable[..., VariableTracker | None]] = {
+    len: _len, bool: _bool, list: _list, tuple: _tuple, dict: _dict, set: _set, frozenset: _frozenset,
+    slice: _slice, range: _range, iter: _iter, next: _next, zip: _zip, enumerate: _enumerate,
+    reversed: _reversed, map: _map, filter: _filter, sorted: _sorted, min: _extremum(min), max: _extremum(max),
+    sum: _sum, any: _any_all(True), all: _any_all(False), isinstance: _isinstance, type: _type,
+    super: _super, getattr: _getattr, hasattr: _hasattr, setattr: _setattr, delattr: _delattr, callable: _callable,
+    operator.is_: _is(False), operator.is_not: _is(True), operator.contains: _contains,
+    operator.add: _sequence_binary(operator.add), operator.mul: _sequence_binary(operator.mul),
     operator.getitem: _sequence_binary(operator.getitem),
 }

@@ -60,16 +60,40 @@ class ConstantVariable(VariableTracker):
             unsupported(Category.EXCEPTION, f"{self.describe()} has no attribute {name!r}")
         return wrap_constant_attribute(attribute, self.value, name)
 
+    def call_function(self, tx: "Tx", args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        # numpy scalar types (np.float32(1.5)) are pure constructors of constants
+        if not (isinstance(self.value, type) and issubclass(self.value, np.generic)):
+            return super().call_function(tx, args, kwargs)
+        return _call_pure(tx, self.value, self.value.__name__, args, kwargs)
+
     def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
         if not isinstance(self.value, _PURE_METHOD_TYPES) or name.startswith("__") and name not in _DUNDER_OK:
             unsupported_method(self, name)
-        if not all(a.is_python_constant() for a in [*args, *kwargs.values()]):
-            unsupported(Category.UNSUPPORTED_CALL, f"{type(self.value).__name__}.{name} with arguments that are not constants")
-        from .builder import wrap_constant_result
+        if name == "join" and len(args) == 1 and not args[0].has_constant_contents():
+            from .sequences import TupleVariable
 
-        method = getattr(self.value, name)
-        result = method(*[a.as_python_constant() for a in args], **{k: v.as_python_constant() for k, v in kwargs.items()})
-        return wrap_constant_result(result)
+            args = [TupleVariable(args[0].unpack(tx))]  # str.join takes any iterable of strings
+        return _call_pure(tx, getattr(self.value, name), f"{type(self.value).__name__}.{name}", args, kwargs)
+
+    def contains(self, tx: "Tx", item: VariableTracker) -> bool:
+        if not item.has_constant_contents():
+            return super().contains(tx, item)
+        try:
+            return item.as_python_constant() in self.value
+        except TypeError as error:
+            unsupported(Category.EXCEPTION, f"`in` {self.describe()} raises TypeError: {error}")
+
+    def has_attribute(self, tx: "Tx", name: str) -> bool:
+        return hasattr(self.value, name)
+
+    def reversed_iterator(self, tx: "Tx") -> VariableTracker:
+        from .builder import wrap_constant_result
+        from .iterators import ListIteratorVariable
+
+        try:
+            return ListIteratorVariable([wrap_constant_result(v) for v in reversed(self.value)])
+        except TypeError as error:
+            unsupported(Category.EXCEPTION, f"reversed({self.describe()}) raises TypeError: {error}")
 
     def unpack(self, tx: "Tx") -> list[VariableTracker]:
         if isinstance(self.value, (str, bytes, range, frozenset)):
@@ -86,6 +110,21 @@ class ConstantVariable(VariableTracker):
 
     def reconstruct(self, codegen: "PyCodegen") -> None:
         codegen.load_const(self.value)
+
+
+def _call_pure(tx: "Tx", fn: Any, label: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+    """Call a pure function of constants now (arguments may be snapshots of constant lists)."""
+    from .builder import wrap_constant_result
+
+    if not all(a.has_constant_contents() for a in [*args, *kwargs.values()]):
+        culprit = next(a for a in [*args, *kwargs.values()] if not a.has_constant_contents())
+        unsupported(Category.DATA_DEPENDENT_VALUE, f"{label} needs the value of {culprit.describe()}",
+                    "keep such values out of the compiled function, or accept a graph break here")
+    try:
+        result = fn(*[a.as_python_constant() for a in args], **{k: v.as_python_constant() for k, v in kwargs.items()})
+    except Exception as error:  # the real code raises the same error when it runs
+        unsupported(Category.EXCEPTION, f"{label} raises {type(error).__name__}: {error}")
+    return wrap_constant_result(result)
 
 
 _DUNDER_OK = frozenset({"__add__", "__sub__", "__mul__", "__getitem__", "__len__", "__contains__"})

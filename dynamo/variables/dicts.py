@@ -1,7 +1,9 @@
 """ConstDictVariable: a dict whose keys are constants known while tracing (kwargs, config dicts,
-dicts of arrays). Mutations of a dict that existed before the frame are written back."""
+dicts of arrays), and its keys/values/items views. A dict that existed before the frame and was
+mutated is written back, keeping CPython's insertion order."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..exc import Category, unsupported
@@ -32,33 +34,64 @@ class ConstDictVariable(VariableTracker):
         return f"a dict with keys {list(self.items)[:6]}"
 
     def is_python_constant(self) -> bool:
+        return False  # a dict has identity: it is never folded into a fresh copy
+
+    def has_constant_contents(self) -> bool:
         return all(v.is_python_constant() for v in self.items.values())
 
     def as_python_constant(self) -> Any:
         return {k: v.as_python_constant() for k, v in self.items.items()}
 
+    def identity_is_tracked(self) -> bool:
+        return True
+
+    def is_mapping(self) -> bool:
+        return True
+
     def truth_value(self, tx: "Tx") -> bool:
         return bool(self.items)
 
     def unpack(self, tx: "Tx") -> list[VariableTracker]:
-        return [ConstantVariable(k) for k in self.items]
+        return [_wrap_key(k) for k in self.items]
+
+    def iterator(self, tx: "Tx") -> VariableTracker:
+        from .iterators import DictIteratorVariable
+
+        return DictIteratorVariable(self, "keys")
+
+    def item_view(self, key: Any, kind: str) -> VariableTracker:
+        """What iterating a keys/values/items view yields for `key`."""
+        from .sequences import TupleVariable
+
+        if kind == "keys":
+            return _wrap_key(key)
+        if kind == "values":
+            return self.items[key]
+        return TupleVariable([_wrap_key(key), self.items[key]])
+
+    def contains(self, tx: "Tx", item: VariableTracker) -> bool:
+        return _key(item) in self.items
 
     def as_keyword_arguments(self, tx: "Tx", allow_any_key: bool = False) -> dict[Any, VariableTracker]:
         if not allow_any_key and not all(isinstance(k, str) for k in self.items):
-            unsupported(Category.EXCEPTION, "keywords must be strings")
+            unsupported(Category.EXCEPTION, "keywords must be strings (TypeError)")
         return dict(self.items)
 
+    # ---- mutation ------------------------------------------------------------------------------------
     def store(self, tx: "Tx", key: VariableTracker, value: VariableTracker) -> None:
+        k = _key(key)
         tx.output.side_effects.mutate(self)
-        self.items[_key(key)] = value
+        self.items[k] = value
 
     def setitem(self, tx: "Tx", key: VariableTracker, value: VariableTracker) -> None:
         self.store(tx, key, value)
 
     def delitem(self, tx: "Tx", key: VariableTracker) -> None:
+        k = _key(key)
+        if k not in self.items:
+            unsupported(Category.EXCEPTION, f"del of a missing key {k!r} raises KeyError")
         tx.output.side_effects.mutate(self)
-        if self.items.pop(_key(key), None) is None:
-            unsupported(Category.EXCEPTION, f"del of a missing key {_key(key)!r} raises KeyError")
+        del self.items[k]
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
         if callable(getattr(dict, name, None)):
@@ -72,39 +105,66 @@ class ConstDictVariable(VariableTracker):
         return self.items[k]
 
     def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
-        from .sequences import ListVariable, TupleVariable
+        if name in _VIEWS and not args and not kwargs:
+            return DictViewVariable(self, name)
+        method = _DICT_METHODS.get(name)
+        if method is None:
+            unsupported_method(self, name)
+        try:
+            result = method(self, tx, *args, **kwargs)
+        except TypeError as error:  # wrong arguments: the real call raises it
+            unsupported(Category.EXCEPTION, f"dict.{name} raises TypeError: {error}")
+        return ConstantVariable(None) if result is None else result
 
-        if name == "__getitem__":
-            return self.getitem(tx, args[0])
-        if name == "get" and args:
-            return self.items.get(_key(args[0]), args[1] if len(args) > 1 else ConstantVariable(None))
-        if name == "keys":
-            return ListVariable([ConstantVariable(k) for k in self.items])
-        if name == "values":
-            return ListVariable(list(self.items.values()))
-        if name == "items":
-            return ListVariable([TupleVariable([ConstantVariable(k), v]) for k, v in self.items.items()])
-        if name == "__contains__":
-            return ConstantVariable(_key(args[0]) in self.items)
-        if name == "__len__":
-            return ConstantVariable(len(self.items))
-        if name == "copy":
-            return ConstDictVariable(self.items)
-        if name == "update" and len(args) <= 1:
-            tx.output.side_effects.mutate(self)
-            self.items.update(args[0].as_keyword_arguments(tx, allow_any_key=True) if args else {})
-            self.items.update(kwargs)
-            return ConstantVariable(None)
-        if name == "pop" and args:
-            tx.output.side_effects.mutate(self)
-            if _key(args[0]) not in self.items and len(args) < 2:
-                unsupported(Category.EXCEPTION, "dict.pop of a missing key raises KeyError")
-            return self.items.pop(_key(args[0]), args[1] if len(args) > 1 else None)
-        if name == "setdefault" and args:
-            tx.output.side_effects.mutate(self)
-            return self.items.setdefault(_key(args[0]), args[1] if len(args) > 1 else ConstantVariable(None))
-        unsupported_method(self, name)
+    # ---- methods (called with the arguments of the Python method) ------------------------------------
+    def get(self, tx: "Tx", key: VariableTracker, default: VariableTracker | None = None) -> VariableTracker:
+        return self.items.get(_key(key), default if default is not None else ConstantVariable(None))
 
+    def copy(self, tx: "Tx") -> VariableTracker:
+        return ConstDictVariable(self.items)
+
+    def length(self, tx: "Tx") -> VariableTracker:
+        return ConstantVariable(len(self.items))
+
+    def has(self, tx: "Tx", key: VariableTracker) -> VariableTracker:
+        return ConstantVariable(self.contains(tx, key))
+
+    def update(self, tx: "Tx", other: VariableTracker | None = None, **kwargs: VariableTracker) -> None:
+        new = dict(pairs_of(tx, other)) if other is not None else {}
+        tx.output.side_effects.mutate(self)
+        self.items.update(new)
+        self.items.update(kwargs)
+
+    def pop(self, tx: "Tx", key: VariableTracker, *default: VariableTracker) -> VariableTracker:
+        k = _key(key)
+        if k not in self.items:
+            if not default:
+                unsupported(Category.EXCEPTION, f"dict.pop of a missing key {k!r} raises KeyError")
+            return default[0]
+        tx.output.side_effects.mutate(self)
+        return self.items.pop(k)
+
+    def popitem(self, tx: "Tx") -> VariableTracker:
+        from .sequences import TupleVariable
+
+        if not self.items:
+            unsupported(Category.EXCEPTION, "popitem of an empty dict raises KeyError")
+        tx.output.side_effects.mutate(self)
+        key, value = self.items.popitem()
+        return TupleVariable([_wrap_key(key), value])
+
+    def setdefault(self, tx: "Tx", key: VariableTracker, default: VariableTracker | None = None) -> VariableTracker:
+        k = _key(key)
+        if k not in self.items:
+            tx.output.side_effects.mutate(self)
+            self.items[k] = default if default is not None else ConstantVariable(None)
+        return self.items[k]
+
+    def clear(self, tx: "Tx") -> None:
+        tx.output.side_effects.mutate(self)
+        self.items.clear()
+
+    # ---- leaving the graph ----------------------------------------------------------------------------
     def write_back(self, codegen: "PyCodegen") -> None:
         codegen.begin_call(_replace_contents)
         codegen.load_source(self.source)
@@ -125,6 +185,75 @@ class ConstDictVariable(VariableTracker):
         codegen.build_map(len(self.items))
 
 
+_VIEWS = ("keys", "values", "items")
+
+_DICT_METHODS = {
+    "get": ConstDictVariable.get, "copy": ConstDictVariable.copy, "update": ConstDictVariable.update,
+    "pop": ConstDictVariable.pop, "popitem": ConstDictVariable.popitem, "setdefault": ConstDictVariable.setdefault,
+    "clear": ConstDictVariable.clear, "__getitem__": ConstDictVariable.getitem, "__len__": ConstDictVariable.length,
+    "__contains__": ConstDictVariable.has,
+}
+
+
+class DictViewVariable(VariableTracker):
+    """d.keys(), d.values() or d.items(): a live view of the dict."""
+
+    def __init__(self, mapping: ConstDictVariable, kind: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.mapping = mapping
+        self.kind = kind
+
+    def python_type(self) -> type:
+        return type(getattr({}, self.kind)())
+
+    def describe(self) -> str:
+        return f"the dict view {self.kind}() of {self.mapping.describe()}"
+
+    def truth_value(self, tx: "Tx") -> bool:
+        return bool(self.mapping.items)
+
+    def unpack(self, tx: "Tx") -> list[VariableTracker]:
+        return [self.mapping.item_view(k, self.kind) for k in self.mapping.items]
+
+    def iterator(self, tx: "Tx") -> VariableTracker:
+        from .iterators import DictIteratorVariable
+
+        return DictIteratorVariable(self.mapping, self.kind)
+
+    def contains(self, tx: "Tx", item: VariableTracker) -> bool:
+        if self.kind == "keys":
+            return self.mapping.contains(tx, item)
+        from .sequences import TupleVariable
+
+        return TupleVariable(self.unpack(tx)).contains(tx, item)
+
+    def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        if name == "__len__" and not args and not kwargs:
+            return ConstantVariable(len(self.mapping.items))
+        if name == "__contains__" and len(args) == 1 and not kwargs:
+            return ConstantVariable(self.contains(tx, args[0]))
+        unsupported_method(self, name)
+
+
+def pairs_of(tx: "Tx", value: VariableTracker) -> list[tuple[Any, VariableTracker]]:
+    """What dict(value) or d.update(value) takes: a mapping, or an iterable of key/value pairs."""
+    if value.is_mapping():
+        return list(value.as_keyword_arguments(tx, allow_any_key=True).items())
+    pairs = []
+    for pair in value.unpack(tx):
+        parts = pair.unpack(tx)
+        if len(parts) != 2:
+            unsupported(Category.EXCEPTION, "a dict update sequence element does not have length 2 (ValueError)")
+        pairs.append((_key(parts[0]), parts[1]))
+    return pairs
+
+
+def _wrap_key(key: Any) -> VariableTracker:
+    from .builder import wrap_constant_result
+
+    return wrap_constant_result(key)
+
+
 def _key(key: VariableTracker) -> Any:
     if not key.is_python_constant():
         unsupported(Category.UNSUPPORTED_VALUE, f"a dict key that is {key.describe()}")
@@ -132,8 +261,21 @@ def _key(key: VariableTracker) -> Any:
     try:
         hash(value)
     except TypeError:
-        unsupported(Category.EXCEPTION, f"unhashable dict key {value!r}")
+        unsupported(Category.EXCEPTION, f"unhashable dict key {value!r} (TypeError)")
     return value
+
+
+@dataclass(frozen=True)
+class DictKeysAre:
+    """Guard predicate: a dict with exactly these keys in this order (the C guard calls it)."""
+
+    keys: tuple
+
+    def __call__(self, value: Any) -> bool:
+        return tuple(value) == self.keys
+
+    def describe(self, name: str) -> str:
+        return f"list({name}) == {list(self.keys)!r}"
 
 
 def _replace_contents(original: dict, new: dict) -> None:

@@ -2,6 +2,7 @@
 (closures, lambdas), and bound methods. Calling one inlines its bytecode into the same graph."""
 from __future__ import annotations
 
+import functools
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -15,14 +16,41 @@ if TYPE_CHECKING:
 
 
 class CellVariable(VariableTracker):
-    """A closure cell created while tracing; `contents` is None while the cell is empty."""
+    """A closure cell; `contents` is None while the cell is empty.
 
-    def __init__(self, contents: VariableTracker | None = None, **kwargs: Any) -> None:
+    A cell made while tracing is just a box. A cell that exists outside the trace (`external`)
+    is written back when the trace assigns it: through `source` (the cell object, whose
+    cell_contents is set) or, for the compiled frame's own free variables, by `free_name`."""
+
+    def __init__(self, contents: VariableTracker | None = None, *, external: bool = False,
+                 free_name: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.contents = contents
+        self.external = external
+        self.free_name = free_name
 
     def describe(self) -> str:
         return "a closure cell"
+
+    def identity_is_tracked(self) -> bool:
+        return True
+
+    def store(self, tx: "Tx", value: VariableTracker | None) -> None:
+        """STORE_DEREF (value) or DELETE_DEREF (None)."""
+        if self.external:
+            if value is None or (self.source is None and self.free_name is None):
+                unsupported(Category.SIDE_EFFECT, "changing a closure variable of a function defined outside "
+                            "the compiled function", "return the new value instead")
+            tx.output.side_effects.store_cell(self, value)
+        self.contents = value
+
+    def write_back(self, codegen: "PyCodegen", value: VariableTracker) -> None:
+        value.reconstruct(codegen)
+        if self.free_name is not None:
+            codegen.store_free(self.free_name)
+        else:
+            codegen.load_source(self.source)
+            codegen.store_attr("cell_contents")
 
 
 class BaseFunctionVariable(VariableTracker):
@@ -78,24 +106,23 @@ class UserFunctionVariable(BaseFunctionVariable):
         return defaults, kwdefaults
 
     def closure_cells(self, tx: "Tx") -> list[VariableTracker]:
-        """The function's free variables: cell contents read through the function's __closure__."""
+        """The function's closure cells, one tracker per real cell for the whole trace (a second
+        call of the same closure sees what the first one assigned)."""
         from ..sources import AttrSource, ItemSource
 
         cells = []
         for i, cell in enumerate(self.fn.__closure__ or ()):
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                cells.append(CellVariable(None))
-                continue
-            source = AttrSource(ItemSource(AttrSource(self.source, "__closure__"), i), "cell_contents") if self.source else None
-            cells.append(CellVariable(tx.output.builder(value, source) if source else wrap_plain(tx, value)))
+            source = ItemSource(AttrSource(self.source, "__closure__"), i) if self.source else None
+            cells.append(tx.output.side_effects.track_cell(cell, lambda: _external_cell(tx, cell, source)))
         return cells
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return ConstantVariable(getattr(self.fn, name))
         return super().var_getattr(tx, name)
+
+    def has_attribute(self, tx: "Tx", name: str) -> bool:
+        return hasattr(self.fn, name)
 
 
 class NestedFunctionVariable(BaseFunctionVariable):
@@ -124,9 +151,44 @@ class NestedFunctionVariable(BaseFunctionVariable):
     def closure_cells(self, tx: "Tx") -> list[VariableTracker]:
         return self.closure
 
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        if name in ("__name__", "__qualname__"):
+            return ConstantVariable(self.code.co_name if name == "__name__" else self.qualname)
+        return super().var_getattr(tx, name)
+
+    def identity_is_tracked(self) -> bool:
+        return True
+
     def reconstruct(self, codegen: "PyCodegen") -> None:
         unsupported(Category.UNSUPPORTED_VALUE, f"the function {self.qualname} made while tracing cannot leave the graph yet",
                     "return its result instead of the function")
+
+
+class PartialVariable(VariableTracker):
+    """functools.partial(fn, *args, **kwargs) made while tracing: calls prepend the arguments."""
+
+    def __init__(self, fn: VariableTracker, args: list[VariableTracker], kwargs: dict[str, VariableTracker], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.fn = fn
+        self.args = list(args)
+        self.kwargs = dict(kwargs)
+
+    def describe(self) -> str:
+        return f"functools.partial of {self.fn.describe()}"
+
+    def python_type(self) -> type:
+        return functools.partial
+
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        from .dicts import ConstDictVariable
+        from .sequences import TupleVariable
+
+        if name in ("func", "args", "keywords"):
+            return {"func": self.fn, "args": TupleVariable(self.args), "keywords": ConstDictVariable(self.kwargs)}[name]
+        return super().var_getattr(tx, name)
+
+    def call_function(self, tx: "Tx", args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        return self.fn.call_function(tx, [*self.args, *args], {**self.kwargs, **kwargs})
 
 
 class UserMethodVariable(VariableTracker):
@@ -140,17 +202,52 @@ class UserMethodVariable(VariableTracker):
     def describe(self) -> str:
         return f"the method {self.fn.get_code().co_qualname}"
 
+    def python_type(self) -> type:
+        return types.MethodType
+
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        if name == "__self__":
+            return self.obj
+        if name == "__func__":
+            return self.fn
+        return self.fn.var_getattr(tx, name)
+
     def call_function(self, tx: "Tx", args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
         return self.fn.call_function(tx, [self.obj, *args], kwargs)
+
+
+def _external_cell(tx: "Tx", cell: types.CellType, source: Any) -> CellVariable:
+    from ..sources import AttrSource
+
+    try:
+        value = cell.cell_contents
+    except ValueError:  # an empty cell
+        return CellVariable(None, external=True, source=source)
+    contents = tx.output.builder(value, AttrSource(source, "cell_contents")) if source else wrap_plain(tx, value)
+    return CellVariable(contents, external=True, source=source)
 
 
 def wrap_plain(tx: "Tx", value: Any) -> VariableTracker:
     """A value with no source (a default or closure value of a function without one)."""
     from .builder import wrap_constant_result
 
-    if is_constant_value(value) or isinstance(value, (tuple, list, slice)):
+    if _immutable(value):
         return wrap_constant_result(value)
+    if isinstance(value, types.FunctionType):  # reached through something already guarded
+        return UserFunctionVariable(value)
+    if isinstance(value, type):
+        from .objects import class_variable
+
+        return class_variable(tx, value, None)
     unsupported(Category.UNSUPPORTED_VALUE, f"a {type(value).__name__} with no known source")
+
+
+def _immutable(value: Any) -> bool:
+    """Constants, and tuples and slices of them: values whose identity never matters."""
+    if isinstance(value, (tuple, slice)):
+        parts = value if isinstance(value, tuple) else (value.start, value.stop, value.step)
+        return all(_immutable(v) for v in parts)
+    return is_constant_value(value)
 
 
 def wrap_constant_attribute(attribute: Any, owner: Any, name: str) -> VariableTracker:

@@ -1,9 +1,13 @@
-"""Iterators over values known while tracing (ranges, sequences, zip/enumerate results), which
-is how for-loops unroll: FOR_ITER asks next_item() until it returns None."""
+"""Iterators while tracing (over sequences, ranges, dicts, zip/enumerate/map/filter/reversed),
+which is how for-loops unroll: FOR_ITER asks next_item() until it returns None. Each one is
+lazy exactly where CPython's is, so callbacks run in the same order and loops see mutations."""
 from __future__ import annotations
 
+import types
 from typing import TYPE_CHECKING, Any
 
+from .. import config
+from ..exc import Category, unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
 
@@ -12,35 +16,224 @@ if TYPE_CHECKING:
     from ..translator.core import InstructionTranslatorBase as Tx
 
 
-class ListIteratorVariable(VariableTracker):
-    def __init__(self, items: list[VariableTracker], **kwargs: Any) -> None:
+class IteratorVariable(VariableTracker):
+    """Base of the iterators: iter(it) is it, and draining one is repeated next_item()."""
+
+    def describe(self) -> str:
+        return f"a {type(self).__name__.removesuffix('Variable')}"
+
+    def identity_is_tracked(self) -> bool:
+        return True
+
+    def truth_value(self, tx: "Tx") -> bool:
+        return True
+
+    def iterator(self, tx: "Tx") -> VariableTracker:
+        return self
+
+    def reversed_iterator(self, tx: "Tx") -> VariableTracker:
+        unsupported(Category.EXCEPTION, f"reversed() of {self.describe()} raises TypeError")
+
+    def contains(self, tx: "Tx", item: VariableTracker) -> bool:
+        from .sequences import same_or_equal
+
+        # `in` consumes the iterator up to the first match, as CPython does
+        while (element := self.next_item(tx)) is not None:
+            if same_or_equal(element, item, "in"):
+                return True
+        return False
+
+    def next_item(self, tx: "Tx") -> VariableTracker | None:
+        raise NotImplementedError
+
+    def unpack(self, tx: "Tx") -> list[VariableTracker]:
+        items: list[VariableTracker] = []
+        while (item := self.next_item(tx)) is not None:
+            items.append(item)
+            if len(items) > config.unroll_limit:
+                tx.check_unroll_budget(len(items), self.describe())
+        return items
+
+    def reconstruct(self, codegen: "PyCodegen") -> None:
+        unsupported(Category.UNSUPPORTED_VALUE, f"{self.describe()} cannot leave the compiled function yet",
+                    "consume the iterator inside the function")
+
+
+class ListIteratorVariable(IteratorVariable):
+    """An iterator over a list of items, held by reference: iterating a ListVariable sees items
+    appended or removed during the loop, as CPython's list iterator does."""
+
+    def __init__(self, items: list[VariableTracker], rebuild_as: type | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.items = items
         self.index = 0
+        self.exhausted = False  # once exhausted, for good, even if the list grows afterwards
+        self.rebuild_as = rebuild_as  # list or tuple: the kind of iterator reconstruct() makes
 
     def describe(self) -> str:
         return f"an iterator over {len(self.items)} items"
 
     def next_item(self, tx: "Tx") -> VariableTracker | None:
-        if self.index >= len(self.items):
+        if self.exhausted or self.index >= len(self.items):
+            self.exhausted = True
             return None
         self.index += 1
         return self.items[self.index - 1]
 
-    def unpack(self, tx: "Tx") -> list[VariableTracker]:
-        rest = self.items[self.index:]
-        self.index = len(self.items)
-        return rest
-
-    def iterator(self, tx: "Tx") -> VariableTracker:
-        return self
-
     def reconstruct(self, codegen: "PyCodegen") -> None:
-        # what is left of the iterator, as a fresh iterator over a tuple
-        for item in self.items[self.index:]:
+        if self.rebuild_as is None:
+            return super().reconstruct(codegen)
+        rest = [] if self.exhausted else self.items[self.index:]
+        for item in rest:
             item.reconstruct(codegen)
-        codegen.build(tuple, len(self.items) - self.index)
+        codegen.build(self.rebuild_as, len(rest))
         codegen.get_iter()
+
+
+class ReversedIteratorVariable(IteratorVariable):
+    """reversed() of a sequence: walks indices down and stops if the sequence shrank below them."""
+
+    def __init__(self, items: list[VariableTracker], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.items = items
+        self.index = len(items) - 1
+
+    def next_item(self, tx: "Tx") -> VariableTracker | None:
+        if 0 <= self.index < len(self.items):
+            self.index -= 1
+            return self.items[self.index + 1]
+        self.index = -1
+        return None
+
+
+class DictIteratorVariable(IteratorVariable):
+    """Iteration over a dict's keys, values or items; a dict resized or rekeyed during the loop
+    raises RuntimeError in CPython, which the real code must raise itself."""
+
+    def __init__(self, mapping: Any, kind: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.mapping = mapping  # a ConstDictVariable
+        self.kind = kind
+        self.keys = list(mapping.items)
+        self.index = 0
+
+    def next_item(self, tx: "Tx") -> VariableTracker | None:
+        if list(self.mapping.items) != self.keys:
+            unsupported(Category.EXCEPTION, "a dict changed during iteration (RuntimeError)")
+        if self.index >= len(self.keys):
+            return None
+        key = self.keys[self.index]
+        self.index += 1
+        return self.mapping.item_view(key, self.kind)
+
+
+class ZipVariable(IteratorVariable):
+    """zip(): asks each iterator in turn and stops at the first exhausted one, as CPython does
+    (the items already taken from the earlier iterators are consumed)."""
+
+    def __init__(self, iterators: list[VariableTracker], strict: bool, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.iterators = iterators
+        self.strict = strict
+        self.done = False
+
+    def next_item(self, tx: "Tx") -> VariableTracker | None:
+        from .sequences import TupleVariable
+
+        if self.done or not self.iterators:
+            return None
+        row = []
+        for position, iterator in enumerate(self.iterators):
+            item = iterator.next_item(tx)
+            if item is None:
+                self.done = True
+                if self.strict:
+                    self._check_strict(tx, position)
+                return None
+            row.append(item)
+        return TupleVariable(row)
+
+    def _check_strict(self, tx: "Tx", position: int) -> None:
+        # the first iterator ran out: the others must be exhausted too; a later one: too short
+        if position > 0 or any(it.next_item(tx) is not None for it in self.iterators[1:]):
+            unsupported(Category.EXCEPTION, "zip(strict=True) on iterables of different lengths raises ValueError")
+
+
+class EnumerateVariable(IteratorVariable):
+    def __init__(self, iterator: VariableTracker, start: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.inner = iterator
+        self.count = start
+
+    def next_item(self, tx: "Tx") -> VariableTracker | None:
+        from .sequences import TupleVariable
+
+        item = self.inner.next_item(tx)
+        if item is None:
+            return None
+        self.count += 1
+        return TupleVariable([ConstantVariable(self.count - 1), item])
+
+
+class MapVariable(IteratorVariable):
+    """map(fn, *iterables): fn is called lazily, one item at a time."""
+
+    def __init__(self, fn: VariableTracker, iterators: list[VariableTracker], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fn = fn
+        self.zipped = ZipVariable(iterators, strict=False)
+
+    def next_item(self, tx: "Tx") -> VariableTracker | None:
+        row = self.zipped.next_item(tx)
+        return None if row is None else self.fn.call_function(tx, row.unpack(tx), {})
+
+
+class FilterVariable(IteratorVariable):
+    """filter(fn, iterable); filter(None, iterable) keeps the truthy items."""
+
+    def __init__(self, fn: VariableTracker | None, iterator: VariableTracker, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fn = fn
+        self.inner = iterator
+
+    def next_item(self, tx: "Tx") -> VariableTracker | None:
+        while (item := self.inner.next_item(tx)) is not None:
+            verdict = item if self.fn is None else self.fn.call_function(tx, [item], {})
+            if verdict.truth_value(tx):
+                return item
+        return None
+
+
+class GeneratorVariable(IteratorVariable):
+    """A generator made by calling a generator function (a generator expression, say) while
+    tracing: each next() runs its inlined code up to the next yield, so its body interleaves
+    with the caller's exactly as in CPython."""
+
+    def __init__(self, translator: Any, name: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.translator = translator
+        self.name = name
+        self.finished = False
+        self.running = False
+
+    def describe(self) -> str:
+        return f"the generator {self.name}"
+
+    def python_type(self) -> type:
+        return types.GeneratorType
+
+    def next_item(self, tx: "Tx") -> VariableTracker | None:
+        if self.finished:
+            return None
+        if self.running:
+            unsupported(Category.EXCEPTION, f"{self.describe()} is already executing (ValueError)")
+        self.running = True
+        try:
+            value = self.translator.resume()
+        finally:
+            self.running = False
+        self.finished = value is None
+        return value
 
 
 class RangeVariable(VariableTracker):
@@ -67,6 +260,9 @@ class RangeVariable(VariableTracker):
         tx.check_unroll_budget(len(self.value), "a range")
         return [ConstantVariable(i) for i in self.value]
 
+    def iterator(self, tx: "Tx") -> VariableTracker:
+        return ListIteratorVariable(self.unpack(tx))
+
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
         if name in ("start", "stop", "step"):
             return ConstantVariable(getattr(self.value, name))
@@ -76,7 +272,10 @@ class RangeVariable(VariableTracker):
         if name in ("__len__", "index", "count", "__getitem__", "__contains__") and all(a.is_python_constant() for a in args):
             from .builder import wrap_constant_result
 
-            return wrap_constant_result(getattr(self.value, name)(*[a.as_python_constant() for a in args]))
+            try:
+                return wrap_constant_result(getattr(self.value, name)(*[a.as_python_constant() for a in args]))
+            except (IndexError, ValueError, TypeError) as error:
+                unsupported(Category.EXCEPTION, f"range.{name} raises {type(error).__name__}: {error}")
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen: "PyCodegen") -> None:

@@ -1,18 +1,23 @@
-"""Objects of user classes and plain Python modules while tracing: attribute reads go to the
-real object (guarded through AttrSource), methods and properties are inlined."""
+"""User classes, their instances, super() and plain Python modules while tracing: attribute reads
+follow Python's lookup order on the real object (guarded through sources), methods and
+properties are inlined, attribute stores and deletes are replayed as side effects."""
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 from typing import TYPE_CHECKING, Any
 
 from ..exc import Category, unsupported
-from ..sources import AttrSource
+from ..side_effects import DELETED
+from ..sources import AttrSource, ItemSource, Source
 from .base import VariableTracker
-from .functions import UserFunctionVariable, UserMethodVariable
+from .functions import UserMethodVariable, wrap_plain
 
 if TYPE_CHECKING:
     from ..translator.core import InstructionTranslatorBase as Tx
+
+_MISSING = object()
 
 
 class PythonModuleVariable(VariableTracker):
@@ -26,10 +31,104 @@ class PythonModuleVariable(VariableTracker):
     def describe(self) -> str:
         return f"the module {self.module.__name__}"
 
+    def has_attribute(self, tx: "Tx", name: str) -> bool:
+        return hasattr(self.module, name)
+
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
         if not hasattr(self.module, name):
             unsupported(Category.EXCEPTION, f"module {self.module.__name__!r} has no attribute {name!r}")
-        return tx.output.builder(getattr(self.module, name), AttrSource(self.source, name))
+        return _wrap(tx, getattr(self.module, name), AttrSource(self.source, name) if self.source else None)
+
+
+def _wrap(tx: "Tx", value: Any, source: Source | None) -> VariableTracker:
+    """A real value reached while tracing: through the builder (guarded) when it has a source."""
+    return tx.output.builder(value, source) if source is not None else wrap_plain(tx, value)
+
+
+def _class_attribute(tx: "Tx", cls: type, name: str, attribute: Any, owner: VariableTracker,
+                     source: Source | None) -> VariableTracker | None:
+    """A class attribute found on `cls` (or its bases), seen through `owner` (an instance or the
+    class). `source` re-fetches the raw attribute. None when it is a plain value."""
+    if isinstance(attribute, types.FunctionType):
+        function = _wrap(tx, attribute, source)
+        return function if owner is None else UserMethodVariable(function, owner)
+    if isinstance(attribute, staticmethod):
+        return _wrap(tx, attribute.__func__, AttrSource(source, "__func__") if source else None)
+    if isinstance(attribute, classmethod):
+        function = _wrap(tx, attribute.__func__, AttrSource(source, "__func__") if source else None)
+        return UserMethodVariable(function, class_variable(tx, cls, None))
+    if hasattr(type(attribute), "__get__"):
+        unsupported(Category.UNSUPPORTED_ATTRIBUTE,
+                    f"{name!r} of {cls.__qualname__} is a {type(attribute).__name__}, not captured yet")
+    return None
+
+
+class UserClassVariable(VariableTracker):
+    """A class defined in user code, guarded by identity."""
+
+    def __init__(self, value: type, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.value = value
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def is_python_constant(self) -> bool:
+        return True
+
+    def as_python_constant(self) -> Any:
+        return self.value
+
+    def describe(self) -> str:
+        return f"the class {self.value.__qualname__}"
+
+    def has_attribute(self, tx: "Tx", name: str) -> bool:
+        return inspect.getattr_static(self.value, name, _MISSING) is not _MISSING
+
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        attribute = inspect.getattr_static(self.value, name, _MISSING)
+        if attribute is _MISSING:
+            unsupported(Category.EXCEPTION, f"{self.describe()} has no attribute {name!r} (AttributeError)")
+        if not any(name in c.__dict__ for c in self.value.__mro__) and type(self.value) is type:
+            # __name__, __mro__, __doc__...: attributes every class gets from `type`, fixed for
+            # a class (and the class is guarded by identity)
+            return wrap_plain(tx, getattr(self.value, name))
+        if isinstance(attribute, types.FunctionType):  # Class.method is the plain function
+            return _wrap(tx, attribute, AttrSource(self.source, name) if self.source else None)
+        if isinstance(attribute, classmethod):
+            function = _wrap(tx, attribute.__func__, AttrSource(AttrSource(self.source, name), "__func__") if self.source else None)
+            return UserMethodVariable(function, self)
+        found = _class_attribute(tx, self.value, name, attribute, None, None)
+        if found is not None:
+            return found
+        return _wrap(tx, getattr(self.value, name), AttrSource(self.source, name) if self.source else None)
+
+    def call_function(self, tx: "Tx", args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        from .functions import PartialVariable
+
+        if self.value is functools.partial and args:
+            return PartialVariable(args[0], args[1:], kwargs)
+        unsupported(Category.UNSUPPORTED_CALL, f"creating an instance of {self.value.__qualname__} while tracing",
+                    "create the object outside the compiled function and pass it in")
+
+    def reconstruct(self, codegen: Any) -> None:
+        if self.source is not None:
+            return super().reconstruct(codegen)
+        codegen.load_const(self.value)
+
+
+def class_variable(tx: "Tx", cls: type, source: Source | None) -> VariableTracker:
+    """The tracker of a class the trace reached (type(x), a classmethod's cls)."""
+    from .builtins import BuiltinVariable
+    from .numpy_api import wrap_numpy_value
+
+    if source is not None:
+        return tx.output.builder(cls, source)
+    if cls.__module__ == "builtins":
+        return BuiltinVariable(cls)
+    if cls.__module__.startswith("numpy"):
+        return wrap_numpy_value(cls, f"numpy.{cls.__name__}")
+    return UserClassVariable(cls)
 
 
 class UserObjectVariable(VariableTracker):
@@ -45,38 +144,173 @@ class UserObjectVariable(VariableTracker):
     def describe(self) -> str:
         return f"a {type(self.value).__qualname__} object"
 
-    def store_attr(self, tx: "Tx", name: str, value: VariableTracker) -> None:
-        if isinstance(inspect.getattr_static(type(self.value), name, None), (property,)) or hasattr(type(self.value), "__setattr__") and type(self.value).__setattr__ is not object.__setattr__:
-            unsupported(Category.SIDE_EFFECT, f"setting {name!r} on {self.describe()} runs custom code")
-        tx.output.side_effects.store_attr(self, name, value)
+    def identity_is_tracked(self) -> bool:
+        return True
 
-    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+    def _class_source(self) -> Source | None:
+        return AttrSource(self.source, "__class__") if self.source is not None else None
+
+    def _instance_value(self, tx: "Tx", name: str) -> Any:
+        """The instance's own value for `name` as the trace sees it: a pending store, DELETED,
+        the value in the real __dict__, or _MISSING."""
         pending = tx.output.side_effects.pending_attr(self.source, name)
         if pending is not None:
             return pending
-        if name in getattr(self.value, "__dict__", {}):
-            return tx.output.builder(getattr(self.value, name), AttrSource(self.source, name))
-        class_attribute = inspect.getattr_static(type(self.value), name, _MISSING)
-        if class_attribute is _MISSING:
-            unsupported(Category.EXCEPTION, f"{self.describe()} has no attribute {name!r}")
-        class_source = AttrSource(AttrSource(self.source, "__class__"), name)
-        if isinstance(class_attribute, types.FunctionType):
-            return UserMethodVariable(tx.output.builder(class_attribute, class_source), self)
-        if isinstance(class_attribute, staticmethod) and isinstance(class_attribute.__func__, types.FunctionType):
-            return UserFunctionVariable(class_attribute.__func__)
-        if isinstance(class_attribute, property) and isinstance(class_attribute.fget, types.FunctionType):
-            return UserFunctionVariable(class_attribute.fget).call_function(tx, [self], {})
-        if hasattr(type(class_attribute), "__get__") and type(class_attribute).__name__ != "member_descriptor":
-            unsupported(Category.UNSUPPORTED_ATTRIBUTE,
-                        f"{name!r} of {self.describe()} is a {type(class_attribute).__name__}, not captured yet")
-        return tx.output.builder(getattr(self.value, name), AttrSource(self.source, name))
+        return getattr(self.value, "__dict__", {}).get(name, _MISSING)
+
+    def _custom_hook(self, name: str) -> None:
+        cls = type(self.value)
+        for hook in ("__getattribute__", "__getattr__"):
+            if getattr(cls, hook, None) not in (None, getattr(object, hook, None)):
+                unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"{self.describe()} has a custom {hook} (reading {name!r})")
+
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        self._custom_hook(name)
+        cls = type(self.value)
+        attribute = inspect.getattr_static(cls, name, _MISSING)
+        class_source = AttrSource(self._class_source(), name) if self.source is not None else None
+        if isinstance(attribute, property):  # a data descriptor wins over the instance dict
+            if not isinstance(attribute.fget, types.FunctionType):
+                unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"property {name!r} of {self.describe()} has no Python getter")
+            getter = _wrap(tx, attribute.fget, _property_source(self, name))
+            return getter.call_function(tx, [self], {})
+        if type(attribute).__name__ == "member_descriptor":  # __slots__
+            return _wrap(tx, getattr(self.value, name), AttrSource(self.source, name) if self.source else None)
+        own = self._instance_value(tx, name)
+        if own is not _MISSING and own is not DELETED:
+            if isinstance(own, VariableTracker):
+                return own
+            return _wrap(tx, own, AttrSource(self.source, name) if self.source else None)
+        if attribute is _MISSING:
+            unsupported(Category.EXCEPTION, f"{self.describe()} has no attribute {name!r} (AttributeError)")
+        found = _class_attribute(tx, cls, name, attribute, self, class_source)
+        if found is not None:
+            return found
+        return _wrap(tx, getattr(cls, name), class_source)
+
+    def has_attribute(self, tx: "Tx", name: str) -> bool:
+        self._custom_hook(name)
+        attribute = inspect.getattr_static(type(self.value), name, _MISSING)
+        if isinstance(attribute, property):
+            self.var_getattr(tx, name)  # a getter that raises would make hasattr False
+            return True
+        own = self._instance_value(tx, name)
+        return own is not DELETED and (own is not _MISSING or attribute is not _MISSING)
+
+    def _check_plain_store(self, name: str, what: str) -> None:
+        cls = type(self.value)
+        descriptor = inspect.getattr_static(cls, name, None)
+        custom = any(getattr(cls, hook) is not getattr(object, hook) for hook in ("__setattr__", "__delattr__"))
+        if custom or hasattr(type(descriptor), "__set__") or hasattr(type(descriptor), "__delete__"):
+            unsupported(Category.SIDE_EFFECT, f"{what} {name!r} on {self.describe()} runs custom code")
+        if not hasattr(self.value, "__dict__"):
+            unsupported(Category.SIDE_EFFECT, f"{what} {name!r} on {self.describe()}, which has no __dict__")
+
+    def store_attr(self, tx: "Tx", name: str, value: VariableTracker) -> None:
+        self._check_plain_store(name, "setting")
+        tx.output.side_effects.store_attr(self, name, value)
+
+    def delete_attr(self, tx: "Tx", name: str) -> None:
+        self._check_plain_store(name, "deleting")
+        own = self._instance_value(tx, name)
+        if own is _MISSING or own is DELETED:
+            unsupported(Category.EXCEPTION, f"del of the missing attribute {name!r} raises AttributeError")
+        existed = name in getattr(self.value, "__dict__", {})
+        if existed and self.source is not None:
+            # the replay deletes it again on later calls: the attribute must exist then too
+            tx.output.builder(self.value.__dict__[name], AttrSource(self.source, name))
+        tx.output.side_effects.delete_attr(self, name, existed)
+
+    def _dunder(self, tx: "Tx", name: str) -> VariableTracker | None:
+        """The bound user-defined special method `name`, or None if the class has none."""
+        attribute = inspect.getattr_static(type(self.value), name, _MISSING)
+        if attribute is _MISSING:
+            return None
+        if not isinstance(attribute, types.FunctionType):
+            unsupported(Category.UNSUPPORTED_CALL, f"{name} of {self.describe()} is not a Python function")
+        return UserMethodVariable(_wrap(tx, attribute, AttrSource(self._class_source(), name) if self.source else None), self)
 
     def call_function(self, tx: "Tx", args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
-        call = inspect.getattr_static(type(self.value), "__call__", None)
-        if isinstance(call, types.FunctionType):
-            method = UserFunctionVariable(call)
-            return method.call_function(tx, [self, *args], kwargs)
-        return super().call_function(tx, args, kwargs)
+        method = self._dunder(tx, "__call__")
+        if method is None:
+            unsupported(Category.EXCEPTION, f"{self.describe()} is not callable (TypeError)")
+        return method.call_function(tx, args, kwargs)
+
+    def truth_value(self, tx: "Tx") -> bool:
+        for name in ("__bool__", "__len__"):
+            method = self._dunder(tx, name)
+            if method is not None:
+                return method.call_function(tx, [], {}).truth_value(tx)
+        return True
+
+    def contains(self, tx: "Tx", item: VariableTracker) -> bool:
+        method = self._dunder(tx, "__contains__")
+        if method is None:
+            unsupported(Category.UNSUPPORTED_VALUE, f"`in` on {self.describe()} without __contains__")
+        return method.call_function(tx, [item], {}).truth_value(tx)
+
+    def getitem(self, tx: "Tx", key: VariableTracker) -> VariableTracker:
+        method = self._dunder(tx, "__getitem__")
+        if method is None:
+            unsupported(Category.EXCEPTION, f"{self.describe()} is not subscriptable (TypeError)")
+        return method.call_function(tx, [key], {})
+
+    def setitem(self, tx: "Tx", key: VariableTracker, value: VariableTracker) -> None:
+        method = self._dunder(tx, "__setitem__")
+        if method is None:
+            unsupported(Category.EXCEPTION, f"{self.describe()} does not support item assignment (TypeError)")
+        method.call_function(tx, [key, value], {})
 
 
-_MISSING = object()
+def _property_source(obj: UserObjectVariable, name: str) -> Source | None:
+    if obj.source is None:
+        return None
+    # the property object itself, from the __dict__ of the class that defines it
+    return AttrSource(ItemSource(AttrSource(_owner_source(obj, name), "__dict__"), name), "fget")
+
+
+def _owner_source(obj: UserObjectVariable, name: str) -> Source:
+    """Source of the class in the MRO of obj's type that defines `name`."""
+    mro = type(obj.value).__mro__
+    index = next(i for i, c in enumerate(mro) if name in c.__dict__)
+    return ItemSource(AttrSource(obj._class_source(), "__mro__"), index)
+
+
+class SuperVariable(VariableTracker):
+    """super(cls, obj): attribute lookup that starts after `cls` in the MRO of obj's type."""
+
+    def __init__(self, cls: VariableTracker, obj: VariableTracker, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cls = cls
+        self.obj = obj
+
+    def describe(self) -> str:
+        return f"super() of {self.obj.describe()}"
+
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        start = self.cls.as_python_constant()
+        is_class = isinstance(self.obj, UserClassVariable)
+        owner_type = self.obj.as_python_constant() if is_class else self.obj.python_type()
+        mro = owner_type.__mro__
+        if start not in mro:
+            unsupported(Category.EXCEPTION, "super(type, obj): obj must be an instance or subtype of type (TypeError)")
+        for index in range(mro.index(start) + 1, len(mro)):
+            if name in mro[index].__dict__:
+                break
+        else:
+            unsupported(Category.EXCEPTION, f"super() has no attribute {name!r} (AttributeError)")
+        attribute = mro[index].__dict__[name]
+        source = None
+        if self.obj.source is not None:
+            type_source = self.obj.source if is_class else AttrSource(self.obj.source, "__class__")
+            source = ItemSource(AttrSource(ItemSource(AttrSource(type_source, "__mro__"), index), "__dict__"), name)
+        if isinstance(attribute, property) and not is_class:
+            getter = _wrap(tx, attribute.fget, AttrSource(source, "fget") if source else None)
+            return getter.call_function(tx, [self.obj], {})
+        if isinstance(attribute, types.FunctionType) and is_class:
+            return _wrap(tx, attribute, source)
+        found = _class_attribute(tx, owner_type, name, attribute, self.obj, source)
+        if found is not None:
+            return found
+        return _wrap(tx, attribute, source)
+

@@ -1,10 +1,11 @@
-"""Python sequences while tracing: tuples, lists (mutable, with identity), slices and ranges.
+"""Python sequences while tracing: tuples, lists (mutable, with identity) and slices.
 
-Items are VariableTrackers; a list created or mutated during tracing is rebuilt afterwards.
+Items are VariableTrackers; a list that existed before the frame and was mutated is written back.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import operator
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..exc import Category, unsupported
 from .base import BoundMethodVariable, VariableTracker, unsupported_method
@@ -39,6 +40,12 @@ class BaseSequenceVariable(VariableTracker):
     def unpack(self, tx: "Tx") -> list[VariableTracker]:
         return list(self.items)
 
+    def iterator(self, tx: "Tx") -> VariableTracker:
+        from .iterators import ListIteratorVariable
+
+        # the live item list, as CPython's list iterator sees items appended during the loop
+        return ListIteratorVariable(self.items, rebuild_as=self.python_class)
+
     def as_graph_argument(self) -> Any:
         return self.python_class(item.as_graph_argument() for item in self.items)
 
@@ -51,23 +58,38 @@ class BaseSequenceVariable(VariableTracker):
         return super().var_getattr(tx, name)
 
     def getitem(self, tx: "Tx", index: VariableTracker) -> VariableTracker:
-        key = index.as_python_constant()
+        key = _index(index, self)
         if isinstance(key, slice):
             return type(self)(self.items[key])
         try:
             return self.items[key]
-        except (IndexError, TypeError) as error:
-            unsupported(Category.EXCEPTION, f"indexing {self.describe()} with {key!r} raises {type(error).__name__}")
+        except IndexError:
+            unsupported(Category.EXCEPTION, f"index {key} is out of range for {self.describe()} (IndexError)")
+
+    def contains(self, tx: "Tx", item: VariableTracker) -> bool:
+        return self.position(tx, item, "in") is not None
+
+    def position(self, tx: "Tx", item: VariableTracker, what: str) -> int | None:
+        return next((i for i, element in enumerate(self.items) if same_or_equal(element, item, what)), None)
 
     def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
         from .constant import ConstantVariable
 
-        if name == "__getitem__" and len(args) == 1 and not kwargs:
+        if kwargs:
+            unsupported_method(self, name)
+        if name == "__getitem__" and len(args) == 1:
             return self.getitem(tx, args[0])
         if name == "__len__" and not args:
             return ConstantVariable(len(self.items))
-        if name in ("index", "count") and all(a.is_python_constant() for a in args) and self.is_python_constant():
-            return ConstantVariable(getattr(self.as_python_constant(), name)(*[a.as_python_constant() for a in args]))
+        if name == "__contains__" and len(args) == 1:
+            return ConstantVariable(self.contains(tx, args[0]))
+        if name == "index" and len(args) == 1:
+            found = self.position(tx, args[0], f"{self.python_class.__name__}.index")
+            if found is None:
+                unsupported(Category.EXCEPTION, f"{self.python_class.__name__}.index of a missing value raises ValueError")
+            return ConstantVariable(found)
+        if name == "count" and len(args) == 1:
+            return ConstantVariable(sum(1 for e in self.items if same_or_equal(e, args[0], "count")))
         unsupported_method(self, name)
 
     def reconstruct(self, codegen: "PyCodegen") -> None:
@@ -84,31 +106,99 @@ class TupleVariable(BaseSequenceVariable):
 
 
 class ListVariable(BaseSequenceVariable):
-    """A list; mutations are tracked so a list that existed before the frame is updated afterwards."""
+    """A list; mutations are tracked so a list that existed before the frame is updated afterwards.
+
+    Every mutation changes `items` in place: iterators over the list hold that very list."""
 
     python_class = list
+
+    def is_python_constant(self) -> bool:
+        return False  # a list has identity: it is never folded into a fresh copy
+
+    def has_constant_contents(self) -> bool:
+        return all(item.is_python_constant() for item in self.items)
+
+    def identity_is_tracked(self) -> bool:
+        return True
+
+    def reversed_iterator(self, tx: "Tx") -> VariableTracker:
+        from .iterators import ReversedIteratorVariable
+
+        return ReversedIteratorVariable(self.items)
 
     def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
         from .constant import ConstantVariable
 
-        mutators = {
-            "append": lambda: self.items.append(args[0]),
-            "extend": lambda: self.items.extend(args[0].unpack(tx)),
-            "insert": lambda: self.items.insert(args[0].as_python_constant(), args[1]),
-            "clear": lambda: self.items.clear(),
-            "reverse": lambda: self.items.reverse(),
-        }
-        if name in mutators and not kwargs:
+        mutator = _LIST_MUTATORS.get(name)
+        if mutator is not None:
             tx.output.side_effects.mutate(self)
-            mutators[name]()
-            return ConstantVariable(None)
-        if name == "pop" and not kwargs:
-            tx.output.side_effects.mutate(self)
-            index = args[0].as_python_constant() if args else -1
-            return self.items.pop(index)
+            try:
+                result = mutator(self, tx, *args, **kwargs)
+            except TypeError as error:  # wrong arguments: the real call raises it
+                unsupported(Category.EXCEPTION, f"list.{name} raises TypeError: {error}")
+            return ConstantVariable(None) if result is None else result
         if name == "copy" and not args and not kwargs:
             return ListVariable(list(self.items))
-        unsupported_method(self, name)
+        return super().call_method(tx, name, args, kwargs)
+
+    # ---- the mutators (each called with the arguments of the method) ---------------------------
+    def append(self, tx: "Tx", value: VariableTracker) -> None:
+        self.items.append(value)
+
+    def extend(self, tx: "Tx", values: VariableTracker) -> None:
+        self.items.extend(values.unpack(tx))  # unpack copies first, so l.extend(l) doubles once
+
+    def insert(self, tx: "Tx", index: VariableTracker, value: VariableTracker) -> None:
+        self.items.insert(operator.index(index.as_python_constant()), value)
+
+    def pop(self, tx: "Tx", index: VariableTracker | None = None) -> VariableTracker:
+        position = -1 if index is None else operator.index(index.as_python_constant())
+        if not -len(self.items) <= position < len(self.items):
+            unsupported(Category.EXCEPTION, f"pop from {self.describe()} at {position} raises IndexError")
+        return self.items.pop(position)
+
+    def remove(self, tx: "Tx", value: VariableTracker) -> None:
+        found = self.position(tx, value, "list.remove")
+        if found is None:
+            unsupported(Category.EXCEPTION, "list.remove of a missing value raises ValueError")
+        del self.items[found]
+
+    def clear(self, tx: "Tx") -> None:
+        self.items.clear()
+
+    def reverse(self, tx: "Tx") -> None:
+        self.items.reverse()
+
+    def sort(self, tx: "Tx", key: VariableTracker | None = None, reverse: VariableTracker | None = None) -> None:
+        self.items[:] = sorted_items(tx, self.items, key, reverse)
+
+    def iadd(self, tx: "Tx", other: VariableTracker) -> VariableTracker:
+        self.items.extend(other.unpack(tx))
+        return self
+
+    def imul(self, tx: "Tx", count: VariableTracker) -> VariableTracker:
+        self.items[:] = self.items * operator.index(count.as_python_constant())
+        return self
+
+    # ---- item assignment -----------------------------------------------------------------------------
+    def setitem(self, tx: "Tx", index: VariableTracker, value: VariableTracker) -> None:
+        key = _index(index, self)
+        tx.output.side_effects.mutate(self)
+        try:
+            if isinstance(key, slice):
+                self.items[key] = value.unpack(tx)
+            else:
+                self.items[key] = value
+        except (IndexError, ValueError) as error:
+            unsupported(Category.EXCEPTION, f"assigning to {self.describe()}[{key!r}] raises {type(error).__name__}")
+
+    def delitem(self, tx: "Tx", index: VariableTracker) -> None:
+        key = _index(index, self)
+        tx.output.side_effects.mutate(self)
+        try:
+            del self.items[key]
+        except IndexError:
+            unsupported(Category.EXCEPTION, f"del {self.describe()}[{key!r}] raises IndexError")
 
     def write_back(self, codegen: "PyCodegen") -> None:
         """original[:] = the contents the trace ended with."""
@@ -118,13 +208,55 @@ class ListVariable(BaseSequenceVariable):
         codegen.load_source(self.source)
         codegen.store_slice_all()
 
-    def setitem(self, tx: "Tx", index: VariableTracker, value: VariableTracker) -> None:
-        key = index.as_python_constant()
-        tx.output.side_effects.mutate(self)
-        if isinstance(key, slice):
-            self.items[key] = value.unpack(tx)
-        else:
-            self.items[key] = value
+
+_LIST_MUTATORS: dict[str, Callable[..., VariableTracker | None]] = {
+    name: getattr(ListVariable, name)
+    for name in ("append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort")
+}
+_LIST_MUTATORS["__iadd__"] = ListVariable.iadd
+_LIST_MUTATORS["__imul__"] = ListVariable.imul
+
+
+def sorted_items(tx: "Tx", items: list[VariableTracker], key: VariableTracker | None,
+                 reverse: VariableTracker | None) -> list[VariableTracker]:
+    """The items in sorted() order: the key is called once per item, in order, as CPython does,
+    and the keys must be constants (comparing arrays has no single truth value)."""
+    keys = items if key is None or _is_none(key) else [key.call_function(tx, [item], {}) for item in items]
+    if not all(k.is_python_constant() for k in keys):
+        culprit = next(k for k in keys if not k.is_python_constant())
+        unsupported(Category.DATA_DEPENDENT_VALUE, f"sorting compares {culprit.describe()}",
+                    "sort values known while tracing, or use np.sort for arrays")
+    raw = [k.as_python_constant() for k in keys]
+    descending = bool(reverse.as_python_constant()) if reverse is not None else False
+    try:
+        # sorting positions by key is the same permutation (same comparisons, same stability)
+        order = sorted(range(len(items)), key=raw.__getitem__, reverse=descending)
+    except TypeError as error:
+        unsupported(Category.EXCEPTION, f"sorting raises TypeError: {error}")
+    return [items[i] for i in order]
+
+
+def same_or_equal(element: VariableTracker, item: VariableTracker, what: str) -> bool:
+    """How list search compares: identity first, then ==."""
+    if element is item:
+        return True
+    if not (element.is_python_constant() and item.is_python_constant()):
+        unsupported(Category.DATA_DEPENDENT_VALUE, f"{what} compares {item.describe()} with {element.describe()} by value")
+    return bool(element.as_python_constant() == item.as_python_constant())
+
+
+def _is_none(value: VariableTracker) -> bool:
+    return value.is_python_constant() and value.as_python_constant() is None
+
+
+def _index(index: VariableTracker, container: VariableTracker) -> Any:
+    if not index.is_python_constant():
+        unsupported(Category.DATA_DEPENDENT_VALUE, f"indexing {container.describe()} with {index.describe()}",
+                    "index Python lists with values known while tracing")
+    key = index.as_python_constant()
+    if not isinstance(key, slice) and not hasattr(type(key), "__index__"):
+        unsupported(Category.EXCEPTION, f"indexing {container.describe()} with {key!r} raises TypeError")
+    return key
 
 
 class SliceVariable(VariableTracker):
@@ -143,6 +275,11 @@ class SliceVariable(VariableTracker):
 
     def describe(self) -> str:
         return "a slice"
+
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        if name in ("start", "stop", "step"):
+            return self.parts[("start", "stop", "step").index(name)]
+        return super().var_getattr(tx, name)
 
     def as_graph_argument(self) -> Any:
         return slice(*(p.as_graph_argument() for p in self.parts))

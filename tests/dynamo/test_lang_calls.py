@@ -1,0 +1,374 @@
+"""Corpus: calls of user functions, methods, properties, super(), dataclasses, static and class
+methods, recursion and lambdas; every callee is inlined into the caller's graph."""
+import dataclasses
+import functools
+
+import numpy as np
+
+import dynamo
+from support import same_value, assert_matches_python, fallbacks
+
+A = np.arange(6.0).reshape(2, 3)
+B = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+
+
+def check(fn, *calls, graph=True):
+    for args in calls:
+        assert_matches_python(fn, *args, expect_graph=graph)
+
+
+class Struct:
+    """Test objects compare by their attributes, so mutated arguments can be compared."""
+
+    def __eq__(self, other):
+        return type(self) is type(other) and same_value(vars(self), vars(other))
+
+
+
+# ---- argument passing ---------------------------------------------------------------------------
+
+def _affine(x, w, b=0.0, *, clip=None):
+    y = x * w + b
+    return y if clip is None else np.clip(y, -clip, clip)
+
+
+def test_positional_keyword_and_default_arguments():
+    def f(x):
+        return _affine(x, 2.0), _affine(x, 2.0, 1.0), _affine(x, w=3.0, b=-1.0), _affine(b=1.0, w=0.5, x=x)
+
+    check(f, (A,), (B,))
+
+
+def test_keyword_only_arguments():
+    def f(x):
+        return _affine(x, 1.0, clip=2.0), _affine(x, 1.0, 0.5, clip=1)
+
+    check(f, (A,), (B,))
+
+
+def _varargs(*arrays, scale=1.0):
+    total = 0
+    for a in arrays:
+        total = total + a
+    return total * scale, len(arrays)
+
+
+def test_star_args():
+    def f(x, y):
+        parts = (x, y, x)
+        return _varargs(x), _varargs(x, y, scale=2.0), _varargs(*parts), _varargs(*[x, y], *(y,))
+
+    check(f, (A, B), (B, A))
+
+
+def _kwargs_fn(x, **options):
+    out = x
+    for name, value in options.items():
+        out = out + value if name.startswith("add") else out * value
+    return out, sorted(options)
+
+
+def test_star_star_kwargs():
+    def f(x):
+        opts = {"add1": 1.0, "mul": 2.0}
+        return _kwargs_fn(x), _kwargs_fn(x, add=3.0), _kwargs_fn(x, **opts), _kwargs_fn(x, **opts, mul2=0.5)
+
+    check(f, (A,), (B,))
+
+
+def _posonly(a, b, /, c=1.0):
+    return a * b + c
+
+
+def test_positional_only_parameters():
+    def f(x):
+        return _posonly(x, 2.0), _posonly(x, 2.0, c=3.0), _posonly(x, x, 0)
+
+    check(f, (A,), (B,))
+
+
+def test_mixed_star_call_forms():
+    def g(a, b, c=0.0, *rest, d=1.0, **kw):
+        return a + b + c + sum(rest) + d + sum(kw.values())
+
+    def f(x):
+        args = [x, 1.0]
+        kwargs = {"d": 2.0, "e": 3.0}
+        return g(*args), g(*args, 5.0, 6.0, 7.0, **kwargs), g(x, *[1.0, 2.0], d=0.0)
+
+    check(f, (A,), (B,))
+
+
+def test_calling_with_wrong_arguments_raises_like_python():
+    def f(x):
+        return _affine(x)
+
+    check(f, (A,), graph=False)
+
+
+def test_nested_calls():
+    def inner(v):
+        return v * 2
+
+    def middle(v):
+        return inner(v) + inner(v + 1)
+
+    def f(x):
+        return middle(middle(x))
+
+    check(f, (A,), (B,))
+
+
+# ---- recursion ----------------------------------------------------------------------------------
+
+def _power(x, n):
+    if n == 0:
+        return x * 0 + 1
+    return x * _power(x, n - 1)
+
+
+def test_recursion_with_known_depth():
+    def f(x):
+        return _power(x, 5)
+
+    check(f, (A,), (B,))
+
+
+def _deep(x, n):
+    return x if n == 0 else _deep(x + 1, n - 1)
+
+
+def test_recursion_past_the_inline_limit_falls_back_correctly():
+    def f(x):
+        return _deep(x, 200)
+
+    compiled = dynamo.compile(f, backend="eager")
+    np.testing.assert_array_equal(compiled(A), f(A))
+    reasons = fallbacks(compiled)
+    assert reasons and "call too deep to inline" in reasons[0]
+
+
+def _fib(n):
+    return n if n < 2 else _fib(n - 1) + _fib(n - 2)
+
+
+def test_recursion_on_constants_folds():
+    def f(x, n):
+        return x * _fib(n)
+
+    check(f, (A, 6), (A, 8))
+
+
+# ---- lambdas, higher-order functions ------------------------------------------------------------
+
+def test_lambdas_called_directly_and_passed():
+    def apply(fn, v):
+        return fn(v)
+
+    def f(x):
+        sq = lambda v: v * v  # noqa: E731
+        return apply(sq, x), apply(lambda v: v - 1, x), (lambda: 3)()
+
+    check(f, (A,), (B,))
+
+
+def test_function_passed_in_as_argument():
+    def f(fn, x):
+        return fn(x) + fn(x + 1)
+
+    check(f, (np.sin, A), (np.cos, A), (lambda v: v * 3, B))
+
+
+def test_functools_partial_of_user_function():
+    def f(x):
+        g = functools.partial(_affine, w=2.0, b=1.0)
+        return g(x)
+
+    check(f, (A,), (B,))
+
+
+def test_map_and_filter_with_lambdas():
+    def f(x):
+        squares = list(map(lambda i: i * i, range(4)))
+        evens = list(filter(lambda i: i % 2 == 0, squares))
+        scaled = list(map(lambda a, b: a * b, [x, x], [1.0, 2.0]))
+        return squares, evens, scaled
+
+    check(f, (A,))
+
+
+def test_sorted_min_max_with_key():
+    def f(x, names):
+        by_len = sorted(names, key=lambda s: len(s))
+        longest = max(names, key=len)
+        return x * len(longest), by_len, min(names)
+
+    check(f, (A, ["ccc", "a", "bb"]), (A, ["x", "yyyy"]))
+
+
+# ---- user objects -------------------------------------------------------------------------------
+
+class Linear(Struct):
+    kind = "linear"
+
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+    def __call__(self, x):
+        return self.forward(x)
+
+    def forward(self, x):
+        return x * self.w + self.b
+
+    @property
+    def scale(self):
+        return self.w * 2
+
+    @staticmethod
+    def activation(v):
+        return np.maximum(v, 0)
+
+    @classmethod
+    def name(cls):
+        return cls.kind + "!"
+
+
+class Scaled(Linear):
+    kind = "scaled"
+
+    def forward(self, x):
+        return super().forward(x) * 2
+
+    @property
+    def scale(self):
+        return super().scale + 1
+
+
+class Twice(Scaled):
+    def forward(self, x):
+        return super(Scaled, self).forward(x) + super().forward(x)
+
+
+def test_method_calls_on_argument_object():
+    def f(m, x):
+        return m.forward(x), m(x), Linear.forward(m, x)
+
+    check(f, (Linear(2.0, 1.0), A), (Linear(A, B), B))
+
+
+def test_property_static_and_class_methods():
+    def f(m, x):
+        return m.activation(x - 2) * m.scale, Linear.activation(x), m.name(), Linear.name()
+
+    check(f, (Linear(2.0, 1.0), A), (Scaled(3.0, 0.0), B))
+
+
+def test_super_calls_in_methods_and_properties():
+    def f(m, x):
+        return m.forward(x), m.scale
+
+    check(f, (Scaled(2.0, 1.0), A), (Scaled(A, 0.5), B))
+
+
+def test_two_argument_super_and_multilevel_inheritance():
+    def f(m, x):
+        return m.forward(x)
+
+    check(f, (Twice(2.0, 1.0), A), (Twice(0.5, B), B))
+
+
+def test_bound_method_passed_around():
+    def f(m, x):
+        fn = m.forward
+        return fn(x) + fn(x * 2)
+
+    check(f, (Linear(2.0, 1.0), A))
+
+
+def test_method_of_compiled_object_compiled_directly():
+    m = Linear(2.0, 1.0)
+    compiled = dynamo.compile(m.forward, backend="eager")
+    np.testing.assert_array_equal(compiled(A), m.forward(A))
+    assert fallbacks(compiled) == []
+
+
+@dataclasses.dataclass
+class Config:
+    lr: float
+    steps: int = 3
+    tag: str = "run"
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    x: float
+    y: float
+
+    def norm2(self):
+        return self.x * self.x + self.y * self.y
+
+
+def test_dataclass_fields_and_methods():
+    def f(cfg, p, x):
+        out = x
+        for _ in range(cfg.steps):
+            out = out - cfg.lr * out
+        return out * p.norm2(), cfg.tag
+
+    check(f, (Config(0.1), Point(1.0, 2.0), A), (Config(0.5, steps=2, tag="b"), Point(0.0, 3.0), B))
+
+
+def test_object_with_array_attributes_in_loop():
+    class Layer(Struct):
+        def __init__(self, w):
+            self.w = w
+
+        def __call__(self, x):
+            return np.tanh(x @ self.w)
+
+    def f(layers, x):
+        for layer in layers:
+            x = layer(x)
+        return x
+
+    ws = [np.eye(3) * 0.5, np.ones((3, 3)) * 0.1]
+    check(f, ([Layer(w) for w in ws], A))
+
+
+def test_isinstance_and_type_of_objects():
+    def f(m, x):
+        if isinstance(m, Scaled):
+            return x * 2, type(m).__name__
+        if isinstance(m, (Linear, int)):
+            return x * 3, type(m) is Linear
+        return x, None
+
+    check(f, (Scaled(1.0, 0.0), A), (Linear(1.0, 0.0), A), (5, A))
+
+
+def test_hasattr_and_getattr_with_default():
+    def f(m, x):
+        w = getattr(m, "w", 1.0)
+        extra = getattr(m, "missing", 0.5)
+        return x * w + extra, hasattr(m, "b"), hasattr(m, "nope")
+
+    check(f, (Linear(2.0, 1.0), A))
+
+
+def test_generator_function_is_inlined_lazily():
+    def gen(v, n):
+        for i in range(n):
+            yield v * i
+        yield v - 1
+
+    def f(x, log):
+        total = 0
+        for item in gen(x, 3):
+            log.append(len(log))  # interleaves with the generator's body, as in Python
+            total = total + item
+        g = gen(x, 2)
+        first = next(g)
+        return total, first, list(g), sum(gen(1.0, 4))
+
+    check(f, (A, []), (B, [7]))

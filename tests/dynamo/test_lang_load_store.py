@@ -1,0 +1,274 @@
+"""Corpus: loads and stores of locals, globals, closures and attributes, compiled vs plain Python.
+
+Each function runs compiled and plain on several inputs through one compiled version, so a
+wrong guard (a reused graph that should have recompiled) shows up as a wrong result."""
+import math
+
+import numpy as np
+
+import dynamo
+from support import same_value, assert_matches_python, compile_with_counter
+
+A = np.arange(6.0).reshape(2, 3)
+B = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+V = np.arange(4, dtype=np.int64)
+
+SCALE = 3.0
+OFFSETS = (1.0, 2.0, 3.0)
+CONFIG = {"gain": 2.0, "bias": -1.0}
+
+
+def check(fn, *calls, graph=True):
+    for args in calls:
+        assert_matches_python(fn, *args, expect_graph=graph)
+
+
+class Struct:
+    """Test objects compare by their attributes, so mutated arguments can be compared."""
+
+    def __eq__(self, other):
+        return type(self) is type(other) and same_value(vars(self), vars(other))
+
+
+
+# ---- locals -----------------------------------------------------------------------------------
+
+def test_locals_assign_reassign_swap():
+    def f(x, y):
+        a = x + 1
+        b = y * 2
+        a, b = b, a
+        c = d = a - b
+        return c * d + a
+
+    check(f, (A, B), (B, A), (V, V))
+
+
+def test_augmented_assignment_on_locals():
+    def f(x, n):
+        total = 0
+        total += n
+        total *= 3
+        total -= 1
+        total //= 2
+        y = x * 1.0
+        y += total
+        y *= 2
+        return y, total
+
+    check(f, (A, 4), (A, 7), (B, -3))
+
+
+def test_delete_local_then_reassign():
+    def f(x):
+        tmp = x * 2
+        out = tmp + 1
+        del tmp
+        tmp = out.sum(axis=0)
+        return tmp
+
+    check(f, (A,), (B,))
+
+
+def test_chained_assignment_and_tuple_targets():
+    def f(x):
+        (a, b), c = (x, x + 1), x * 2
+        p = q = r = c - a
+        return a + b + c + p + q + r
+
+    check(f, (A,), (V,))
+
+
+# ---- globals ------------------------------------------------------------------------------------
+
+def test_global_constants_are_folded_and_guarded():
+    def f(x):
+        return x * SCALE + OFFSETS[1]
+
+    global SCALE
+    check(f, (A,))
+    saved = SCALE
+    try:
+        SCALE = 5.0  # must recompile, not reuse the graph that baked in 3.0
+        check(f, (A,))
+    finally:
+        SCALE = saved
+
+
+def test_global_dict_and_module_attribute():
+    def f(x):
+        return x * CONFIG["gain"] + CONFIG["bias"] + math.pi
+
+    check(f, (A,), (B,))
+
+
+def test_global_function_called():
+    check(_global_caller, (A,), (B,))
+
+
+def _global_helper(v):
+    return v * 2 + 1
+
+
+def _global_caller(x):
+    return _global_helper(x) - _global_helper(1.0)
+
+
+def test_builtins_are_found_after_globals():
+    def f(x, items):
+        return x * len(items) + abs(-2) + max(3, 4) + min(items)
+
+    check(f, (A, [1, 2, 3]), (A, (5, 4)))
+
+
+# ---- closures -----------------------------------------------------------------------------------
+
+def test_closure_reads_outer_constant_and_array():
+    k = 4.0
+    w = np.full((2, 3), 0.5)
+
+    def f(x):
+        return x * k + w
+
+    check(f, (A,), (B,))
+
+
+def test_closure_value_change_recompiles():
+    def make(k):
+        def f(x):
+            return x * k
+        return f
+
+    f2, f3 = make(2.0), make(3.0)
+    compiled2 = dynamo.compile(f2, backend="eager")
+    compiled3 = dynamo.compile(f3, backend="eager")
+    np.testing.assert_array_equal(compiled2(A), A * 2.0)
+    np.testing.assert_array_equal(compiled3(A), A * 3.0)  # same code object, other cell value
+
+
+def test_inner_function_captures_argument():
+    def f(x, s):
+        def scaled(v):
+            return v * s
+        return scaled(x) + scaled(1.0)
+
+    check(f, (A, 2.0), (A, 3), (B, -1))
+
+
+def test_nested_closures_two_levels():
+    def f(x):
+        a = 2.0
+
+        def middle(y):
+            b = 3.0
+
+            def inner(z):
+                return z * a + b
+            return inner(y) + a
+        return middle(x)
+
+    check(f, (A,), (B,))
+
+
+def test_nonlocal_counter_in_inner_function():
+    def f(x):
+        count = 0
+
+        def bump(v):
+            nonlocal count
+            count += 1
+            return v + count
+        y = bump(x)
+        y = bump(y)
+        return y, count
+
+    check(f, (A,), (B,))
+
+
+def test_lambda_capturing_locals():
+    def f(x, p):
+        scale = lambda v: v * p  # noqa: E731
+        shift = lambda v, d=1.0: v + d  # noqa: E731
+        return shift(scale(x)), shift(x, d=p)
+
+    check(f, (A, 2.0), (B, 0.5))
+
+
+def test_closure_cell_of_compiled_function_read_after_inner_call():
+    def f(x):
+        acc = x
+
+        def add(v):
+            nonlocal acc
+            acc = acc + v
+        add(1.0)
+        add(x)
+        return acc
+
+    check(f, (A,), (B,))
+
+
+def test_function_returned_then_called():
+    def f(x):
+        def make(k):
+            return lambda v: v * k
+        double, triple = make(2), make(3)
+        return double(x) + triple(x)
+
+    check(f, (A,), (V,))
+
+
+def test_default_argument_captured_at_definition():
+    def f(x):
+        fns = [lambda v, i=i: v + i for i in range(3)]
+        return [g(x) for g in fns]
+
+    check(f, (A,), (V,))
+
+
+# ---- attributes ----------------------------------------------------------------------------------
+
+class Params(Struct):
+    def __init__(self, w, b, name="p"):
+        self.w = w
+        self.b = b
+        self.name = name
+
+
+class Model(Struct):
+    scale = 2.0
+
+    def __init__(self):
+        self.params = Params(np.ones((2, 3)), 0.5)
+
+
+def test_attribute_reads_of_argument_object():
+    def f(p, x):
+        return x * p.w + p.b
+
+    check(f, (Params(A, 1.0), B), (Params(B, 2), A))
+
+
+def test_nested_attribute_and_class_attribute():
+    def f(m, x):
+        return (x * m.params.w + m.params.b) * m.scale
+
+    check(f, (Model(), A), (Model(), B))
+
+
+def test_attribute_value_change_recompiles():
+    def f(p, x):
+        return x + p.b
+
+    compiled, counter = compile_with_counter(f)
+    p = Params(A, 1.0)
+    np.testing.assert_array_equal(compiled(p, A), A + 1.0)
+    p.b = 10.0
+    np.testing.assert_array_equal(compiled(p, A), A + 10.0)
+
+
+def test_module_attribute_of_numpy():
+    def f(x):
+        return np.float64(2.0) * x + np.pi + np.e
+
+    check(f, (A,), (B,))

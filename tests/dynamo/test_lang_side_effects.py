@@ -1,0 +1,326 @@
+"""Corpus: mutations of objects that exist before the call (argument lists and dicts, object
+attributes, globals) must be visible afterwards exactly as in plain Python, identity included."""
+import numpy as np
+
+import dynamo
+from support import assert_matches_python, fallbacks, same_value
+
+A = np.arange(6.0).reshape(2, 3)
+B = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+
+COUNTER = 0
+HISTORY = []
+STATE = {"calls": 0}
+LAST = None
+
+
+def check(fn, *calls, graph=True):
+    for args in calls:
+        assert_matches_python(fn, *args, expect_graph=graph)
+
+
+class Box:
+    """A plain object; equal when its attributes are (so argument mutations can be compared)."""
+
+    def __init__(self, **attrs):
+        self.__dict__.update(attrs)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and same_value(vars(self), vars(other))
+
+
+def run_both(fn, make_args):
+    """Run fn plain then compiled on fresh arguments; return both (result, args) pairs."""
+    plain_args = make_args()
+    expected = fn(*plain_args)
+    compiled = dynamo.compile(fn, backend="eager")
+    compiled_args = make_args()
+    result = compiled(*compiled_args)
+    assert fallbacks(compiled) == [], fallbacks(compiled)
+    return (expected, plain_args), (result, compiled_args)
+
+
+# ---- lists ---------------------------------------------------------------------------------------
+
+def test_append_extend_setitem_on_argument_list():
+    def f(lst, x):
+        lst.append(x * 2)
+        lst.extend([x + 1, x + 2])
+        lst[0] = lst[0] + 100
+        return len(lst)
+
+    check(f, ([A], A), ([1.0, 2.0], B))
+
+
+def test_pop_insert_clear_on_argument_list():
+    def f(lst, x):
+        v = lst.pop()
+        lst.insert(0, x)
+        w = lst.pop(1) if len(lst) > 1 else None
+        return v, w
+
+    check(f, ([1.0, 2.0, 3.0], A), ([A, B], B))
+
+
+def test_returned_argument_list_is_the_same_object():
+    def f(lst, x):
+        lst.append(x + 1)
+        return lst
+
+    compiled = dynamo.compile(f, backend="eager")
+    lst = [A]
+    out = compiled(lst, A)
+    assert out is lst and len(lst) == 2
+    np.testing.assert_array_equal(lst[1], A + 1)
+    assert fallbacks(compiled) == []
+
+
+def test_returned_unmodified_argument_list_is_the_same_object():
+    def f(lst, d, x):
+        return lst, d, x
+
+    compiled = dynamo.compile(f, backend="eager")
+    lst, d = [1, 2], {"a": 1}
+    out = compiled(lst, d, A)
+    assert out[0] is lst and out[1] is d and out[2] is A
+
+
+def test_list_aliased_through_two_arguments():
+    def f(a, b, x):
+        a.append(x)
+        return len(b)
+
+    def make():
+        shared = [1.0]
+        return [shared, shared, A]
+
+    (e, pa), (r, ca) = run_both(f, make)
+    assert e == r == 2
+    assert ca[0] is ca[1] and len(ca[0]) == 2
+
+
+def test_nested_list_inside_argument_is_mutated():
+    def f(outer, x):
+        outer[0].append(x)
+        outer[1][0] = x * 3
+        return outer
+
+    check(f, ([[], [0.0]], A), ([[1.0], [A]], B))
+
+
+def test_list_augmented_assignment_mutates_in_place():
+    def f(lst, x):
+        alias = lst
+        lst += [x]
+        lst *= 2
+        return alias is lst, len(alias)
+
+    check(f, ([1.0], A), ([], B))
+
+
+def test_list_sort_reverse_on_argument():
+    def f(lst, x):
+        lst.sort()
+        lst.reverse()
+        return x * lst[0]
+
+    check(f, ([3.0, 1.0, 2.0], A), ([5, 4], B))
+
+
+def test_delete_items_of_argument_list():
+    def f(lst):
+        del lst[0]
+        del lst[-1:]
+        return lst
+
+    check(f, ([1, 2, 3, 4],), ([A, B, A],))
+
+
+# ---- dicts ---------------------------------------------------------------------------------------
+
+def test_dict_setitem_update_delete_on_argument():
+    def f(d, x):
+        d["new"] = x * 2
+        d.update(extra=1.0)
+        d["count"] = d.get("count", 0) + 1
+        if "old" in d:
+            del d["old"]
+        return d["new"]
+
+    check(f, ({}, A), ({"old": 1, "count": 5}, B))
+
+
+def test_dict_pop_setdefault_on_argument():
+    def f(d, x):
+        v = d.pop("a", None)
+        d.setdefault("b", []).append(1)
+        return x if v is None else x + v
+
+    check(f, ({"a": 1.0}, A), ({"b": [0]}, B))
+
+
+def test_dict_key_order_after_mutation_matches():
+    def f(d):
+        d["z"] = 1
+        d["a"] = 2
+        d.pop("m", None)
+        d["m"] = 3
+        return list(d)
+
+    check(f, ({"m": 0, "b": 1},), ({},))
+
+
+# ---- attributes ----------------------------------------------------------------------------------
+
+def test_attribute_stores_on_argument_object():
+    def f(obj, x):
+        obj.out = x * obj.scale
+        obj.count = obj.count + 1
+        obj.scale = obj.scale * 2
+        return obj.out + obj.scale
+
+    check(f, (Box(scale=2.0, count=0), A), (Box(scale=B, count=3), B))
+
+
+def test_attribute_store_then_read_in_callee():
+    def bump(o):
+        o.n += 1
+        return o.n
+
+    def f(obj, x):
+        a = bump(obj)
+        b = bump(obj)
+        return x * (a + b)
+
+    check(f, (Box(n=0), A), (Box(n=10), B))
+
+
+def test_attribute_holding_list_is_mutated():
+    def f(obj, x):
+        obj.history.append(x.sum())
+        obj.history.append(len(obj.history))
+        return obj
+
+    check(f, (Box(history=[]), A), (Box(history=[1.0]), B))
+
+
+def test_new_attribute_on_object_and_delete():
+    def f(obj, x):
+        obj.tmp = x
+        del obj.tmp
+        obj.kept = x + 1
+        return hasattr(obj, "tmp")
+
+    check(f, (Box(a=1), A))
+
+
+# ---- globals -------------------------------------------------------------------------------------
+
+def _reset_globals():
+    global COUNTER, LAST
+    COUNTER = 0
+    LAST = None
+    HISTORY.clear()
+    STATE.clear()
+    STATE["calls"] = 0
+
+
+def _snapshot():
+    return COUNTER, list(HISTORY), dict(STATE), LAST
+
+
+def _global_effects(x):
+    global COUNTER, LAST
+    COUNTER += 1
+    HISTORY.append(COUNTER)
+    STATE["calls"] += 1
+    LAST = x * 2
+    return COUNTER + len(HISTORY)
+
+
+def test_global_stores_and_mutations_visible_after_call():
+    _reset_globals()
+    expected = [_global_effects(A) for _ in range(3)]
+    after_plain = _snapshot()
+    _reset_globals()
+    compiled = dynamo.compile(_global_effects, backend="eager")
+    results = [compiled(A) for _ in range(3)]
+    assert results == expected
+    assert same_value(_snapshot(), after_plain)
+    assert fallbacks(compiled) == []
+
+
+def _store_then_read(x):
+    global COUNTER
+    COUNTER = 41
+    COUNTER = COUNTER + 1
+    return x + COUNTER
+
+
+def test_global_store_then_read_sees_new_value():
+    _reset_globals()
+    compiled = dynamo.compile(_store_then_read, backend="eager")
+    np.testing.assert_array_equal(compiled(A), A + 42)
+    assert COUNTER == 42
+    assert fallbacks(compiled) == []
+
+
+def _delete_global(x):
+    global LAST
+    LAST = x
+    del LAST
+    return x
+
+
+def test_global_delete():
+    _reset_globals()
+    compiled = dynamo.compile(_delete_global, backend="eager")
+    compiled(A)
+    assert "LAST" not in globals()
+    globals()["LAST"] = None
+
+
+# ---- order and mixtures --------------------------------------------------------------------------
+
+def test_side_effects_in_callee_and_caller_interleave():
+    def log(events, name, value):
+        events.append((name, value))
+        return value
+
+    def f(events, x):
+        a = log(events, "a", x + 1)
+        b = log(events, "b", a * 2)
+        events.append(("done", len(events)))
+        return b
+
+    check(f, ([], A), ([("start", 0)], B))
+
+
+def test_list_created_in_frame_and_returned_with_arrays():
+    def f(x):
+        out = []
+        for i in range(3):
+            out.append(x * i)
+        return out, {"first": out[0]}
+
+    check(f, (A,), (B,))
+
+
+def test_object_and_list_mutated_together():
+    def f(obj, lst, x):
+        lst.append(obj)
+        obj.items = lst
+        obj.total = len(lst)
+        return obj.total
+
+    (e, pa), (r, ca) = run_both(f, lambda: [Box(), [1], A])
+    assert e == r == 2
+    assert ca[1][1] is ca[0] and ca[0].items is ca[1]
+
+
+def test_mutation_then_exception_keeps_python_state():
+    def f(lst, x):
+        lst.append(1)
+        return x + lst[5]
+
+    check(f, ([0], A), graph=False)
