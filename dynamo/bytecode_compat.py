@@ -5,6 +5,7 @@ This is the only module of the frontend that tests sys.version_info.
 """
 from __future__ import annotations
 
+import dis
 import inspect
 import sys
 import types
@@ -36,6 +37,27 @@ def flatten_signature(code: types.CodeType) -> types.CodeType:
         co_posonlyargcount=0,
         co_kwonlyargcount=0,
         co_flags=code.co_flags & ~_VAR_FLAGS,
+    )
+
+
+# ---- which opcodes exist ----------------------------------------------------------------------------
+
+# Opcodes in dis.opmap that a function body never contains: interpreter internals, the bodies
+# of modules and classes, the interactive prompt.
+_NOT_IN_FUNCTIONS = frozenset({
+    "CACHE", "RESERVED", "INTERPRETER_EXIT", "ENTER_EXECUTOR", "EXIT_INIT_CHECK",
+    "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "IMPORT_STAR", "SETUP_ANNOTATIONS", "LOAD_LOCALS",
+    "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_FROM_DICT_OR_DEREF", "LOAD_CLASSDEREF", "PRINT_EXPR",
+})
+_MIN_PSEUDO_OPCODE = 256  # 3.12+: compiler-only pseudo-instructions, never in a code object
+
+
+def function_opcodes() -> frozenset[str]:
+    """The opcodes this CPython can put in the code object of an ordinary function (not the
+    specialized or instrumented forms, which the bytecode package never shows)."""
+    return frozenset(
+        name for name, opcode in dis.opmap.items()
+        if opcode < _MIN_PSEUDO_OPCODE and not name.startswith("INSTRUMENTED_") and name not in _NOT_IN_FUNCTIONS
     )
 
 

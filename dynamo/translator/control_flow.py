@@ -95,10 +95,6 @@ class ControlFlowMixin:
         self.push(ConstantVariable(None))  # what the yield expression is worth when next() resumes it
         raise YieldSignal(value)
 
-    def GET_YIELD_FROM_ITER(self, inst: Instr) -> None:
-        unsupported(Category.UNSUPPORTED_OPCODE, "yield from is not supported while tracing",
-                    "loop over the inner iterable and yield each item instead")
-
     # ---- exceptions and blocks: not captured yet ---------------------------------------------------------------
     def RAISE_VARARGS(self, inst: Instr) -> None:
         unsupported(Category.EXCEPTION, "the code raises an exception here", "the original code runs and raises it")

@@ -96,7 +96,8 @@ class InstructionTranslatorBase:
         handler = self.dispatch_table.get(inst.name)
         try:
             if handler is None:
-                unsupported(Category.UNSUPPORTED_OPCODE, f"the bytecode instruction {inst.name} is not supported yet")
+                feature = _FEATURES.get(inst.name, f"the bytecode instruction {inst.name}")
+                unsupported(Category.UNSUPPORTED_OPCODE, f"{feature} is not captured yet ({inst.name})")
             handler(self, inst)
         except Unsupported as error:
             if error.location is None:
@@ -151,6 +152,25 @@ class InstructionTranslatorBase:
             unsupported(Category.LOOP_BUDGET, f"a loop over {what} of {iterations} iterations is longer than "
                         f"config.unroll_limit ({config.unroll_limit})",
                         "raise dynamo.config.unroll_limit, or accept that this loop runs in Python")
+
+
+def supported_opcodes() -> frozenset[str]:
+    """The opcodes of the running Python that the symbolic interpreter has a handler for."""
+    from ..symbolic_convert import InstructionTranslator  # the class that assembles every family
+
+    return frozenset(name for name in InstructionTranslator.dispatch_table if name in dis.opmap)
+
+
+# What the opcodes without a handler belong to, as a user reads it in a give-up reason.
+_FEATURES = {
+    **dict.fromkeys(("PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH", "CHECK_EG_MATCH", "RERAISE",
+                     "PREP_RERAISE_STAR", "CALL_INTRINSIC_2"), "try/except"),
+    **dict.fromkeys(("BEFORE_WITH", "WITH_EXCEPT_START"), "a with block"),
+    **dict.fromkeys(("GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_FOR", "BEFORE_ASYNC_WITH",
+                     "ASYNC_GEN_WRAP", "CLEANUP_THROW"), "async code"),
+    **dict.fromkeys(("SEND", "END_SEND", "GET_YIELD_FROM_ITER"), "yield from"),
+    "LOAD_BUILD_CLASS": "defining a class",
+}
 
 
 def _flatten(code: types.CodeType) -> tuple[list[Instr], dict[Label, int]]:

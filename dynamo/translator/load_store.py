@@ -1,9 +1,11 @@
-"""LOAD_* / STORE_* / DELETE_* handlers and plain stack shuffling (POP_TOP, COPY, SWAP, NOP).
+"""LOAD_* / STORE_* / DELETE_* / IMPORT_* handlers and stack shuffling (POP_TOP, COPY, SWAP, NOP).
 
 Locals live in symbolic_locals; globals are read from the frame's globals through the builder
 (guarded by GlobalSource) and written back as side effects.
 """
 from __future__ import annotations
+
+import sys
 
 from bytecode import Instr
 
@@ -14,6 +16,7 @@ from ..variables.builder import wrap_constant_result
 from ..side_effects import DELETED
 from ..sources import GlobalSource
 from ..variables.functions import CellVariable
+from ..variables.objects import module_variable
 
 
 def _name(arg: object) -> str:
@@ -100,6 +103,27 @@ class LoadStoreMixin:
         if pending is None:  # the replay deletes it on later calls too: it must exist then
             self.output.builder(self.f_globals[inst.arg], GlobalSource(inst.arg))
         self.output.side_effects.delete_global(inst.arg)
+
+    # ---- imports: modules already imported, whose import statement changes nothing -------------------
+    def IMPORT_NAME(self, inst: Instr) -> None:
+        fromlist = self.pop().as_python_constant()
+        level = self.pop().as_python_constant()
+        if level != 0:
+            unsupported(Category.UNSUPPORTED_CALL, f"the relative import of {inst.arg!r} inside a compiled function",
+                        "import at module level")
+        if inst.arg not in sys.modules:
+            unsupported(Category.UNSUPPORTED_CALL, f"importing {inst.arg!r}, which runs its module code",
+                        "import it at module level")
+        # `import a.b` binds the top package; `from a.b import c` takes names from a.b itself
+        module = sys.modules[inst.arg if fromlist else inst.arg.partition(".")[0]]
+        self.push(module_variable(module))
+
+    def IMPORT_FROM(self, inst: Instr) -> None:
+        module = self.peek()
+        if not module.has_attribute(self, inst.arg):
+            unsupported(Category.UNSUPPORTED_CALL, f"importing {inst.arg!r} from {module.describe()}",
+                        "import it at module level")
+        self.push(module.var_getattr(self, inst.arg))
 
     # ---- closures: a cell lives in its local slot, as in CPython's frame ------------------------------
     def MAKE_CELL(self, inst: Instr) -> None:

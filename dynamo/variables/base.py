@@ -58,6 +58,11 @@ class VariableTracker:
     def call_function(self, tx: "Tx", args: list["VariableTracker"], kwargs: dict[str, "VariableTracker"]) -> "VariableTracker":
         unsupported(Category.UNSUPPORTED_CALL, f"calling {self.describe()}")
 
+    def apply_operator(self, tx: "Tx", fn: Any, args: list["VariableTracker"], position: int) -> "VariableTracker | None":
+        """`fn(*args)` (an operator) through this value's own special method, this value being
+        args[position]; None when its kind has none (user classes define them)."""
+        return None
+
     def call_method(self, tx: "Tx", name: str, args: list["VariableTracker"], kwargs: dict[str, "VariableTracker"]) -> "VariableTracker":
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 

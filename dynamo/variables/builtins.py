@@ -31,8 +31,20 @@ _FOLDABLE = {
 # In-place operators: on a container with identity they mutate it (the dunder method), so they
 # never fold into a fresh copy.
 _IN_PLACE = {
-    operator.iadd: "__iadd__", operator.isub: "__isub__", operator.imul: "__imul__", operator.ior: "__ior__",
-    operator.iand: "__iand__", operator.ixor: "__ixor__", operator.iconcat: "__iadd__",
+    getattr(operator, f"i{n.rstrip('_')}"): (f"__i{n.rstrip('_')}__", getattr(operator, n)) for n in (
+        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and_", "or_", "xor")
+}
+
+
+# Operators a user class can define, with the special method tried on the left operand and
+# the reflected one tried on the right.
+OPERATOR_DUNDERS: dict[Any, tuple[str | None, str | None]] = {
+    **{getattr(operator, n): (f"__{n.rstrip('_')}__", f"__r{n.rstrip('_')}__") for n in (
+        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and_", "or_", "xor")},
+    **{getattr(operator, n): (f"__{n.rstrip('_')}__", None) for n in ("neg", "pos", "invert", "abs")},
+    abs: ("__abs__", None),
+    operator.lt: ("__lt__", "__gt__"), operator.le: ("__le__", "__ge__"), operator.gt: ("__gt__", "__lt__"),
+    operator.ge: ("__ge__", "__le__"), operator.eq: ("__eq__", "__eq__"), operator.ne: ("__ne__", "__ne__"),
 }
 
 
@@ -67,10 +79,19 @@ class BuiltinVariable(VariableTracker):
             result = handler(tx, *args, **kwargs) if _accepts(handler, args, kwargs) else None
             if result is not None:
                 return result
+        if self.fn in OPERATOR_DUNDERS and not kwargs:
+            for position, operand in enumerate(args[:2]):
+                result = operand.apply_operator(tx, self.fn, args, position)
+                if result is not None:
+                    return result
         if _involves_array(args, kwargs):
             return tx.output.numpy.call_function(tx, self.fn, args, kwargs, name=self.describe())
-        if self.fn in _IN_PLACE and args and args[0].identity_is_tracked():
-            return args[0].call_method(tx, _IN_PLACE[self.fn], args[1:], kwargs)
+        if self.fn in _IN_PLACE and args:
+            method, binary = _IN_PLACE[self.fn]
+            if args[0].identity_is_tracked() and args[0].has_attribute(tx, method):
+                return args[0].call_method(tx, method, args[1:], kwargs)  # lists, sets, objects: in place
+            # without an in-place method (immutable values) `t += u` is `t = t + u`
+            return BuiltinVariable(binary).call_function(tx, args, kwargs)
         if self.fn in _FOLDABLE and all(a.has_constant_contents() for a in [*args, *kwargs.values()]):
             return _fold(self.fn, args, kwargs)
         unsupported(Category.UNSUPPORTED_CALL, f"calling {self.describe()} with {_describe_args(args)}")

@@ -164,6 +164,12 @@ class ConstDictVariable(VariableTracker):
         tx.output.side_effects.mutate(self)
         self.items.clear()
 
+    def ior(self, tx: "Tx", other: VariableTracker) -> VariableTracker:
+        if not other.is_mapping():
+            unsupported(Category.EXCEPTION, f"dict |= {other.describe()} raises TypeError")
+        self.update(tx, other)
+        return self
+
     # ---- leaving the graph ----------------------------------------------------------------------------
     def write_back(self, codegen: "PyCodegen") -> None:
         codegen.begin_call(_replace_contents)
@@ -191,7 +197,7 @@ _DICT_METHODS = {
     "get": ConstDictVariable.get, "copy": ConstDictVariable.copy, "update": ConstDictVariable.update,
     "pop": ConstDictVariable.pop, "popitem": ConstDictVariable.popitem, "setdefault": ConstDictVariable.setdefault,
     "clear": ConstDictVariable.clear, "__getitem__": ConstDictVariable.getitem, "__len__": ConstDictVariable.length,
-    "__contains__": ConstDictVariable.has,
+    "__contains__": ConstDictVariable.has, "__ior__": ConstDictVariable.ior,
 }
 
 

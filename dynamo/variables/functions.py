@@ -235,10 +235,18 @@ def wrap_plain(tx: "Tx", value: Any) -> VariableTracker:
         return wrap_constant_result(value)
     if isinstance(value, types.FunctionType):  # reached through something already guarded
         return UserFunctionVariable(value)
+    if isinstance(value, types.BuiltinFunctionType):
+        from .builtins import BuiltinVariable
+
+        return BuiltinVariable(value)
     if isinstance(value, type):
         from .objects import class_variable
 
         return class_variable(tx, value, None)
+    if isinstance(value, types.ModuleType):
+        from .objects import module_variable
+
+        return module_variable(value)
     unsupported(Category.UNSUPPORTED_VALUE, f"a {type(value).__name__} with no known source")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,21 @@ class PythonModuleVariable(VariableTracker):
         if not hasattr(self.module, name):
             unsupported(Category.EXCEPTION, f"module {self.module.__name__!r} has no attribute {name!r}")
         return _wrap(tx, getattr(self.module, name), AttrSource(self.source, name) if self.source else None)
+
+
+def module_variable(module: types.ModuleType) -> VariableTracker:
+    """A module an import statement inside the function yields. It has no source to guard its
+    attributes by, so only modules whose attributes do not change are taken: numpy's and the
+    standard library's."""
+    from .numpy_api import NumpyModuleVariable
+
+    name = module.__name__
+    if name == "numpy" or name.startswith("numpy."):
+        return NumpyModuleVariable(module)
+    if name.partition(".")[0] in sys.stdlib_module_names:
+        return PythonModuleVariable(module)
+    unsupported(Category.UNSUPPORTED_VALUE, f"the module {name!r} reached without a source to guard its "
+                "attributes by (imported inside the compiled function?)", "import it at module level")
 
 
 def _wrap(tx: "Tx", value: Any, source: Source | None) -> VariableTracker:
@@ -222,13 +238,50 @@ class UserObjectVariable(VariableTracker):
         tx.output.side_effects.delete_attr(self, name, existed)
 
     def _dunder(self, tx: "Tx", name: str) -> VariableTracker | None:
-        """The bound user-defined special method `name`, or None if the class has none."""
-        attribute = inspect.getattr_static(type(self.value), name, _MISSING)
-        if attribute is _MISSING:
+        """The bound special method `name` the user's class defines (not object's), or None."""
+        owner = next((c for c in type(self.value).__mro__ if name in c.__dict__), object)
+        if owner is object:
             return None
+        attribute = owner.__dict__[name]
         if not isinstance(attribute, types.FunctionType):
             unsupported(Category.UNSUPPORTED_CALL, f"{name} of {self.describe()} is not a Python function")
         return UserMethodVariable(_wrap(tx, attribute, AttrSource(self._class_source(), name) if self.source else None), self)
+
+    def apply_operator(self, tx: "Tx", fn: Any, args: list[VariableTracker], position: int) -> VariableTracker | None:
+        from .builtins import OPERATOR_DUNDERS
+        from .constant import ConstantVariable
+
+        forward, reflected = OPERATOR_DUNDERS[fn]
+        name = forward if position == 0 else reflected
+        others = [a for i, a in enumerate(args) if i != position]
+        last_chance = position == len(args) - 1
+        method = self._dunder(tx, name) if name else None
+        negate = False
+        if method is None and name == "__ne__":  # object.__ne__ inverts __eq__
+            method, negate = self._dunder(tx, "__eq__"), True
+        if method is not None:
+            result = method.call_function(tx, others, {})
+            if not (result.is_python_constant() and result.as_python_constant() is NotImplemented):
+                return ConstantVariable(not result.truth_value(tx)) if negate else result
+        if not last_chance:
+            return None
+        if name in ("__eq__", "__ne__"):  # neither side decides: identity, as object.__eq__
+            same = args[0] is args[1]
+            return ConstantVariable(same if name == "__eq__" else not same)
+        unsupported(Category.EXCEPTION, f"unsupported operand type(s) for {getattr(fn, '__name__', fn)}: "
+                    f"{', '.join(a.describe() for a in args)} (TypeError)")
+
+    def iterator(self, tx: "Tx") -> VariableTracker:
+        method = self._dunder(tx, "__iter__")
+        if method is None:
+            unsupported(Category.UNSUPPORTED_VALUE, f"iterating over {self.describe()} without __iter__")
+        result = method.call_function(tx, [], {})
+        if result is self:  # an iterator class with __next__: StopIteration is an exception, not captured
+            unsupported(Category.UNSUPPORTED_VALUE, f"iterating over {self.describe()} with a user-defined __next__")
+        return result.iterator(tx)
+
+    def unpack(self, tx: "Tx") -> list[VariableTracker]:
+        return self.iterator(tx).unpack(tx)
 
     def call_function(self, tx: "Tx", args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
         method = self._dunder(tx, "__call__")

@@ -87,6 +87,8 @@ class SetVariable(VariableTracker):
             result = getattr(target, _MUTATORS.get(name, name))(*raw)
         except (KeyError, TypeError) as error:
             unsupported(Category.EXCEPTION, f"set.{name} raises {type(error).__name__}: {error}")
+        if result is NotImplemented:  # `s |= [1]`: the operators take sets only
+            unsupported(Category.EXCEPTION, f"set.{name} of {args[0].describe()} raises TypeError")
         if result is target:  # the in-place operators return the set itself
             return self
         return wrap_constant_result(result)
