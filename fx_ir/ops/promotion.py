@@ -1,0 +1,176 @@
+"""Result dtypes and NumPy-scalar-ness, read off the real NumPy function run on tiny stand-ins.
+
+Stand-ins keep dtype and ndim (sizes 1) and Python scalars' values (NEP 50 overflow checks).
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy
+
+from ..tensor_meta import TensorMeta
+from .errors import UnsupportedArguments
+from .symbolic import normalize_shape
+
+# bool, signed, unsigned, float, complex: the dtypes whose semantics the rules know
+NUMERIC_KINDS = frozenset("biufc")
+
+
+@dataclass(frozen=True)
+class ArrayOut:
+    """What a probe returned in one result position: an ndarray or a NumPy scalar."""
+
+    dtype: np.dtype
+    ndim: int
+    scalar: bool
+
+    def meta(self, shape: Sequence[Any]) -> TensorMeta:
+        shape = normalize_shape(shape)
+        if len(shape) != self.ndim:
+            raise AssertionError(f"shape rule gave {shape}, NumPy gives a {self.ndim}-d result")
+        return TensorMeta(shape, self.dtype, scalar=self.scalar)
+
+
+def check_dtype(dtype: np.dtype) -> np.dtype:
+    if dtype.kind not in NUMERIC_KINDS:
+        raise UnsupportedArguments(f"arrays of dtype {dtype} are not modelled (numeric and bool only)")
+    return dtype
+
+
+def meta_of(x: Any) -> TensorMeta | None:
+    """The TensorMeta of an array-valued argument (TensorMeta or a constant ndarray), else None."""
+    if isinstance(x, TensorMeta):
+        return x
+    if isinstance(x, np.ndarray):
+        return TensorMeta(x.shape, x.dtype)
+    return None
+
+
+@dataclass(frozen=True)
+class ZerosMeta:
+    """An array argument whose stand-in must be zeros, not ones (index arrays: 0 is in bounds)."""
+
+    meta: TensorMeta
+
+
+def standin(x: Any) -> Any:
+    """Replace arrays (anywhere in lists and tuples) by all-ones arrays of size 1."""
+    if isinstance(x, ZerosMeta):
+        check_dtype(x.meta.dtype)
+        return np.zeros((1,) * x.meta.ndim, dtype=x.meta.dtype)
+    meta = meta_of(x)
+    if meta is not None:
+        check_dtype(meta.dtype)
+        if meta.scalar:
+            return meta.dtype.type(1)
+        return np.ones((1,) * meta.ndim, dtype=meta.dtype)
+    if isinstance(x, sympy.Basic):
+        if x.is_integer:
+            return 1  # a symbolic Python int; callers check any value-dependent range first
+        raise UnsupportedArguments(f"symbolic value {x} is not an integer")
+    if isinstance(x, list | tuple):
+        return type(x)(standin(v) for v in x)
+    if isinstance(x, np.generic) and x.dtype.kind not in NUMERIC_KINDS:
+        raise UnsupportedArguments(f"NumPy scalars of dtype {x.dtype} are not modelled")
+    return x
+
+
+_UNHASHABLE = object()
+
+
+def freeze(x: Any) -> Any:
+    """A hashable key that determines the probe's outcome (types, dtypes, ndims, scalar values)."""
+    if isinstance(x, ZerosMeta):
+        return ("zeros", x.meta.dtype, x.meta.ndim)
+    meta = meta_of(x)
+    if meta is not None:
+        return ("array", meta.dtype, meta.ndim, meta.scalar)
+    if isinstance(x, sympy.Basic):
+        return ("symbolic", bool(x.is_integer))
+    if isinstance(x, list | tuple):
+        items = tuple(freeze(v) for v in x)
+        return _UNHASHABLE if _UNHASHABLE in items else (type(x), items)
+    if isinstance(x, slice):
+        return (slice, freeze(x.start), freeze(x.stop), freeze(x.step))
+    try:
+        hash(x)
+    except TypeError:
+        return _UNHASHABLE
+    # the type tag keeps 1, 1.0 and True apart; the value matters for NEP 50 overflow checks
+    return (type(x), x)
+
+
+def summarize(result: Any) -> Any:
+    if isinstance(result, np.ndarray):
+        return ArrayOut(result.dtype, result.ndim, False)
+    if isinstance(result, np.generic):
+        return ArrayOut(result.dtype, 0, True)
+    if isinstance(result, list | tuple):
+        return type(result)(summarize(r) for r in result)
+    return result
+
+
+class _ProbeMemo:
+    """Memo of probe outcomes (a summary or the exception NumPy raised), bounded in size."""
+
+    LIMIT = 20000
+
+    def __init__(self) -> None:
+        self._entries: dict[Any, tuple[bool, Any]] = {}
+
+    def get(self, key: Any) -> tuple[bool, Any] | None:
+        return self._entries.get(key)
+
+    def put(self, key: Any, value: tuple[bool, Any]) -> None:
+        if len(self._entries) >= self.LIMIT:
+            self._entries.clear()
+        self._entries[key] = value
+
+
+_MEMO = _ProbeMemo()
+
+
+def _run(call: Callable[[], Any]) -> tuple[bool, Any]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with np.errstate(all="ignore"):
+                return True, summarize(call())
+    except Exception as exc:  # NumPy's own error for these argument types: replayed to the caller
+        return False, exc
+
+
+def _memoized(key: Any, call: Callable[[], Any]) -> Any:
+    hit = _MEMO.get(key) if _UNHASHABLE not in key else None
+    if hit is None:
+        hit = _run(call)
+        if _UNHASHABLE not in key:
+            _MEMO.put(key, hit)
+    ok, value = hit
+    if not ok:
+        raise value.with_traceback(None)
+    return value
+
+
+def probe(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run `fn` on stand-ins; return ArrayOut (or a tuple/list of them) or raise NumPy's error."""
+    key = (fn, freeze(args), freeze(tuple(sorted(kwargs.items()))))
+    return _memoized(key, lambda: fn(*standin(args), **{k: standin(v) for k, v in kwargs.items()}))
+
+
+def probe_method(name: str, self: Any, *args: Any, **kwargs: Any) -> Any:
+    """Like probe, for the ndarray method `name` called on the stand-in of `self`."""
+    key = ("method", name, freeze(self), freeze(args), freeze(tuple(sorted(kwargs.items()))))
+    return _memoized(key, lambda: getattr(standin(self), name)(
+        *standin(args), **{k: standin(v) for k, v in kwargs.items()}))
+
+
+def result_dtype(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.dtype:
+    out = probe(fn, *args, **kwargs)
+    if not isinstance(out, ArrayOut):
+        raise UnsupportedArguments(f"{getattr(fn, '__name__', fn)} did not return one array")
+    return out.dtype
