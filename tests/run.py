@@ -11,6 +11,9 @@ from bootstrap import ensure_venv  # noqa: E402
 
 if __name__ == "__main__":
     ensure_venv(("test",))
+    # this script's folder (tests/) is on sys.path first, where tests/dynamo/ would shadow the
+    # installed package: the repository root, where the real dynamo/ lives, goes first instead
+    sys.path.insert(0, str(ROOT))
     import pytest
 
     args = sys.argv[1:]
