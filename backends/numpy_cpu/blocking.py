@@ -1,0 +1,113 @@
+"""Block sizes and thread counts for kernels, from the machine's cache size and core count.
+
+A block holds every array a kernel has in flight (inputs, scratch, outputs) within half the per-core cache.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ...fx_ir import Node, TensorMeta
+from .analysis import NodeInfo, Role
+from .buffers import ScratchPlan
+from .scheduling import Kernel
+
+# Ufuncs whose loops cost an order of magnitude more per element than an add: they decide whether
+# a kernel has enough work to share between threads.
+_EXPENSIVE = frozenset({
+    np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.sin, np.cos, np.tan,
+    np.arcsin, np.arccos, np.arctan, np.arctan2, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh,
+    np.arctanh, np.power, np.float_power, np.cbrt, np.hypot, np.logaddexp, np.logaddexp2,
+})
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What blocking decisions depend on; tests pass their own to force blocks and threads."""
+
+    cache_bytes: int          # private cache per core (L2)
+    cores: int
+    min_kernel_bytes: int     # below this, straight NumPy code is faster than any blocking
+    min_block_elements: int   # per-block Python overhead needs this much work to hide
+    thread_work: float        # estimated element-operations before a second thread pays
+
+    @property
+    def budget_bytes(self) -> int:
+        return self.cache_bytes // 2
+
+
+@functools.cache
+def this_machine() -> Machine:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cache = _cache_bytes(level=2) or 512 * 1024
+    return Machine(cache_bytes=cache, cores=max(1, cores), min_kernel_bytes=max(cache // 2, 128 * 1024),
+                   min_block_elements=4096, thread_work=1_000_000)
+
+
+def _cache_bytes(level: int) -> int | None:
+    """Size of the data (or unified) cache at `level` of cpu0, from Linux sysfs."""
+    root = Path("/sys/devices/system/cpu/cpu0/cache")
+    try:
+        for index in sorted(root.glob("index*")):
+            if int((index / "level").read_text()) != level:
+                continue
+            if (index / "type").read_text().strip() not in ("Data", "Unified"):
+                continue
+            text = (index / "size").read_text().strip().upper()
+            scale = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(text[-1:], 1)
+            return int(text.rstrip("KMG")) * scale
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+@dataclass(frozen=True)
+class Blocking:
+    block: int     # rows of the block axis per block
+    blocks: int
+    threads: int
+    row_bytes: int  # bytes of one row along the block axis, over every array in flight
+    work: float     # estimated element-operations of the whole kernel
+
+
+def _row_bytes(node: Node, axis: int) -> int:
+    meta = node.meta["val"]
+    assert isinstance(meta, TensorMeta)
+    return meta.size // meta.shape[axis] * meta.dtype.itemsize
+
+
+def choose_blocking(kernel: Kernel, infos: dict[Node, NodeInfo], scratch: ScratchPlan, machine: Machine) -> Blocking:
+    """Block rows so that one block of every array in flight fits half the per-core cache."""
+    row = 0
+    for shape, dtype, axis in scratch.slots:
+        row += int(np.prod(shape, dtype=np.int64)) // shape[axis] * np.dtype(dtype).itemsize
+    streamed: set[tuple[Node, int | None]] = set()
+    work = 0.0
+    for member in kernel.members:
+        info = infos[member]
+        meta = info.array
+        assert meta is not None
+        if member not in scratch.slot_of:  # outputs and values that allocate their own block
+            row += _row_bytes(member, kernel.axis[member])
+        for operand in member.all_input_nodes:
+            if operand not in kernel.axis and isinstance(operand.meta.get("val"), TensorMeta):
+                streamed.add((operand, kernel.operand_axis(info, operand)))
+        work += meta.size * (10.0 if info.ufunc in _EXPENSIVE or info.role == Role.POWER else 1.0)
+        if info.role == Role.REDUCTION:
+            work += sum(o.meta["val"].size for o in member.all_input_nodes if isinstance(o.meta.get("val"), TensorMeta))
+    for operand, axis in streamed:
+        if axis is not None:
+            row += _row_bytes(operand, axis)
+    row = max(row, 1)
+    per_row_elements = max(1, max(infos[m].array.size // kernel.extent for m in kernel.members))  # type: ignore[union-attr]
+    block = max(machine.budget_bytes // row, -(-machine.min_block_elements // per_row_elements), 1)
+    block = min(block, kernel.extent)
+    blocks = -(-kernel.extent // block)
+    threads = 1
+    if machine.cores > 1 and work >= machine.thread_work and blocks > 1:
+        threads = min(machine.cores, blocks)
+    return Blocking(block=block, blocks=blocks, threads=threads, row_bytes=row, work=work)

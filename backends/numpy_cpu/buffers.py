@@ -1,0 +1,317 @@
+"""Memory planning: which arrays share storage, when each storage dies, and where kernels write.
+
+Kernel outputs reuse dead temporaries (in place when an input dies at the kernel); inside a kernel,
+block values rotate through a few cache-sized scratch slots. Inputs, outputs and their views are never reused.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...fx_ir import Node, TensorMeta
+from ...fx_ir.ops import OpKind
+from ...fx_ir.passes.aliasing import result_is_fresh
+from .analysis import NodeInfo, Role, registry_row
+from .scheduling import Kernel
+
+Step = Node | Kernel
+
+_FRESH_KINDS = frozenset({OpKind.ELEMENTWISE, OpKind.REDUCTION, OpKind.LINALG, OpKind.COPY_SHAPE})
+
+
+@dataclass
+class Storage:
+    """One piece of memory and every node whose value lies in it (the owner and its views)."""
+
+    owner: Node | None            # the node that allocated it, when it is a fresh array of ours
+    nodes: list[Node] = field(default_factory=list)
+    reusable: bool = True         # False: a graph input, returned, or touched by an op we cannot see into
+    contiguous: bool = False      # allocated by a kernel, so C-contiguous for sure (else: check at run time)
+    death: int = -1               # index of the last step that reads any of its nodes
+
+
+@dataclass
+class OutputBuffer:
+    """Where a kernel output lives: a fresh np.empty, or the storage of a dead `source` node."""
+
+    node: Node
+    source: Node | None = None
+    check_contiguous: bool = True  # the reused array came from NumPy, so its layout is checked at run time
+
+
+@dataclass
+class ScratchPlan:
+    """Scratch slots of one kernel: slot i holds arrays of block shape `slots[i]` (shape, dtype, axis)."""
+
+    slot_of: dict[Node, int] = field(default_factory=dict)
+    slots: list[tuple[tuple[int, ...], Any, int]] = field(default_factory=list)
+    inplace_power: set[Node] = field(default_factory=set)
+
+
+@dataclass
+class BufferPlan:
+    storage: dict[Node, Storage]
+    outputs: dict[Node, OutputBuffer]
+    scratch: dict[str, ScratchPlan]
+    last_read: dict[Node, int]
+    # a setitem-target kernel whose target may overlap its inputs checks these pairs at run time
+    overlap_checks: dict[str, list[Node]]
+
+
+def _meta(node: Node) -> TensorMeta | None:
+    meta = node.meta.get("val")
+    return meta if isinstance(meta, TensorMeta) and not meta.scalar else None
+
+
+def _step_reads(step: Step) -> list[Node]:
+    if isinstance(step, Kernel):
+        reads = step.externals()
+        if step.target is not None and step.target.array not in reads:
+            reads.append(step.target.array)
+        return reads
+    return step.all_input_nodes
+
+
+def _step_defines(step: Step) -> list[Node]:
+    if isinstance(step, Kernel):
+        return [] if step.target is not None else list(step.outputs)
+    return [step]
+
+
+def _fresh(node: Node) -> bool:
+    if node.is_impure():
+        return False
+    if result_is_fresh(node):
+        return True
+    row = registry_row(node)
+    if row is None or row.kind not in _FRESH_KINDS or row.layout_view or node.op == "call_method":
+        return False
+    try:
+        effects = row.effects(*[n.meta.get("val") if isinstance(n, Node) else n for n in node.args],
+                              **{k: v.meta.get("val") if isinstance(v, Node) else v for k, v in node.kwargs.items()})
+    except Exception:
+        return False
+    return effects.view_of is None and not effects.mutates and not effects.nondeterministic
+
+
+def _view_source(node: Node) -> Node | None:
+    row = registry_row(node)
+    if row is None or node.is_impure():
+        return None
+    try:
+        args = [n.meta.get("val") if isinstance(n, Node) else n for n in node.args]
+        kwargs = {k: v.meta.get("val") if isinstance(v, Node) else v for k, v in node.kwargs.items()}
+        view_of = row.effects(*args, **kwargs).view_of
+    except Exception:
+        return None
+    source: Any = None
+    if isinstance(view_of, int) and view_of < len(node.args):
+        source = node.args[view_of]
+    elif isinstance(view_of, str):
+        source = node.kwargs.get(view_of)
+    return source if isinstance(source, Node) else None
+
+
+def storages(steps: list[Step], kernel_outputs: set[Node]) -> dict[Node, Storage]:
+    """Storage of every array node, following views; conservative (merged, not reusable) when unsure."""
+    storage: dict[Node, Storage] = {}
+
+    def merge(a: Storage, b: Storage) -> Storage:
+        if a is b:
+            return a
+        a.nodes.extend(b.nodes)
+        a.reusable = a.reusable and b.reusable
+        a.owner = a.owner if a.owner is not None else b.owner
+        for n in b.nodes:
+            storage[n] = a
+        return a
+
+    def visit(node: Node) -> None:
+        if node.op in ("placeholder", "get_attr"):
+            storage[node] = Storage(None, [node], reusable=False)
+            return
+        if node.op == "output":
+            return
+        if node in kernel_outputs:
+            storage[node] = Storage(node, [node], contiguous=True)
+            return
+        if _fresh(node) and _meta(node) is not None:
+            storage[node] = Storage(node, [node])
+            return
+        source = _view_source(node)
+        if source is not None and source in storage:
+            own = storage[source]
+            own.nodes.append(node)
+            storage[node] = own
+            return
+        # an op we cannot see into may return (a view of) any input, or stash a reference
+        merged = Storage(None, [node], reusable=False)
+        storage[node] = merged
+        for operand in node.all_input_nodes:
+            if operand in storage:
+                merged = merge(merged, storage[operand])
+                merged.reusable = False
+
+    for step in steps:
+        if isinstance(step, Kernel):
+            for member in step.members:
+                if member in kernel_outputs:
+                    visit(member)
+        else:
+            visit(step)
+    for step in steps:
+        if not isinstance(step, Kernel) and step.op == "output":
+            for operand in step.all_input_nodes:
+                if operand in storage:
+                    storage[operand].reusable = False
+    return storage
+
+
+def plan_buffers(steps: list[Step], infos: dict[Node, NodeInfo]) -> BufferPlan:
+    kernels = [s for s in steps if isinstance(s, Kernel)]
+    kernel_outputs = {o for k in kernels for o in k.outputs}
+    storage = storages(steps, kernel_outputs)
+    last_read: dict[Node, int] = {}
+    for index, step in enumerate(steps):
+        for node in _step_defines(step):
+            last_read.setdefault(node, index)
+        for node in _step_reads(step):
+            last_read[node] = index
+    for own in {id(s): s for s in storage.values()}.values():
+        own.death = max((last_read.get(n, -1) for n in own.nodes), default=-1)
+
+    outputs: dict[Node, OutputBuffer] = {}
+    overlap_checks: dict[str, list[Node]] = {}
+    pool: dict[tuple[Any, ...], list[Storage]] = defaultdict(list)
+    taken: set[int] = set()
+    for index, step in enumerate(steps):
+        if isinstance(step, Kernel):
+            if step.target is not None:
+                overlap_checks[step.name] = _overlap_risks(step, storage)
+            for out in ([] if step.target is not None else step.outputs):
+                buffer = _inplace_source(step, out, infos, storage, index, taken) or _pooled(out, pool, taken)
+                outputs[out] = buffer or OutputBuffer(out)
+                if buffer is not None and buffer.source is not None:
+                    last_read[buffer.source] = max(last_read.get(buffer.source, index), index)
+        for own in _dying(steps, index, storage):
+            meta = _meta(own.owner) if own.owner is not None else None
+            if own.reusable and meta is not None and id(own) not in taken:
+                pool[(meta.shape, meta.dtype)].append(own)
+    scratch = {k.name: plan_scratch(k, infos) for k in kernels}
+    return BufferPlan(storage, outputs, scratch, last_read, overlap_checks)
+
+
+def _dying(steps: list[Step], index: int, storage: dict[Node, Storage]) -> list[Storage]:
+    seen: dict[int, Storage] = {}
+    for node in [*_step_reads(steps[index]), *_step_defines(steps[index])]:
+        own = storage.get(node)
+        if own is not None and own.death == index:
+            seen[id(own)] = own
+    return list(seen.values())
+
+
+def _inplace_source(kernel: Kernel, out: Node, infos: dict[Node, NodeInfo], storage: dict[Node, Storage],
+                    index: int, taken: set[int]) -> OutputBuffer | None:
+    """An input of the kernel that dies here and has the output's shape, dtype and block slicing."""
+    out_meta = _meta(out)
+    assert out_meta is not None
+    position = kernel.members.index(out)
+    for source in kernel.externals():
+        own = storage.get(source)
+        meta = _meta(source)
+        if own is None or own.owner is not source or not own.reusable or own.death != index or id(own) in taken:
+            continue
+        if meta is None or meta.shape != out_meta.shape or meta.dtype != out_meta.dtype:
+            continue
+        readers = [m for m in kernel.members if source in m.all_input_nodes]
+        # every block of the source must be read before the output's block overwrites it
+        if any(kernel.members.index(m) > position for m in readers):
+            continue
+        if any(kernel.operand_axis(infos[m], source) != kernel.axis[out] for m in readers):
+            continue
+        if any(n is not source and n in kernel.externals() for n in own.nodes):
+            continue  # a view of the source is read too: it would see the overwritten values
+        taken.add(id(own))
+        return OutputBuffer(out, source, check_contiguous=not own.contiguous)
+    return None
+
+
+def _pooled(out: Node, pool: dict[tuple[Any, ...], list[Storage]], taken: set[int]) -> OutputBuffer | None:
+    meta = _meta(out)
+    assert meta is not None
+    candidates = pool.get((meta.shape, meta.dtype))
+    while candidates:
+        own = candidates.pop()
+        if id(own) not in taken and own.owner is not None:
+            taken.add(id(own))
+            return OutputBuffer(out, own.owner, check_contiguous=not own.contiguous)
+    return None
+
+
+def _overlap_risks(kernel: Kernel, storage: dict[Node, Storage]) -> list[Node]:
+    """Kernel inputs that might share memory with the setitem target (checked at run time)."""
+    assert kernel.target is not None
+    target = storage.get(kernel.target.array)
+    risky = []
+    for source in kernel.externals():
+        if _meta(source) is None:
+            continue
+        own = storage.get(source)
+        # a target the graph allocated itself can only be reached through its own storage
+        if target is None or own is None or own is target or target.owner is None:
+            risky.append(source)
+    return risky
+
+
+def plan_scratch(kernel: Kernel, infos: dict[Node, NodeInfo]) -> ScratchPlan:
+    """Give each block value that needs a buffer a slot, reusing slots of values that died (in place if possible)."""
+    plan = ScratchPlan()
+    members = set(kernel.members)
+    outputs = set(kernel.outputs)
+    last_use: dict[Node, int] = {}
+    for i, member in enumerate(kernel.members):
+        for operand in member.all_input_nodes:
+            if operand in members:
+                last_use[operand] = i
+    # an elementwise function may hand back its operand itself (round of integers does): keep the
+    # operand's slot alive as long as the result is
+    for i in range(len(kernel.members) - 1, -1, -1):
+        member = kernel.members[i]
+        if infos[member].role == Role.CALL:
+            for operand in member.all_input_nodes:
+                if operand in members:
+                    last_use[operand] = max(last_use[operand], last_use.get(member, i))
+    free: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+    for i, member in enumerate(kernel.members):
+        info = infos[member]
+        dying = [o for o in dict.fromkeys(member.all_input_nodes) if o in plan.slot_of and last_use.get(o) == i]
+        key = _slot_key(kernel, member)
+        if member not in outputs and info.role in (Role.UFUNC, Role.POWER):
+            reuse = next((o for o in dying if _slot_key(kernel, o) == key), None)
+            if info.role == Role.POWER:
+                # `a **= b` only in a dying scratch holding the base: NumPy's own fast paths apply
+                base = member.args[0]
+                if reuse is not None and reuse is base:
+                    plan.slot_of[member] = plan.slot_of[reuse]
+                    plan.inplace_power.add(member)
+                    dying.remove(reuse)
+            elif reuse is not None:
+                plan.slot_of[member] = plan.slot_of[reuse]
+                dying.remove(reuse)
+            else:
+                slots = free.get(key)
+                if slots:
+                    plan.slot_of[member] = slots.pop()
+                else:
+                    plan.slot_of[member] = len(plan.slots)
+                    plan.slots.append(key)
+        for operand in dying:
+            free[_slot_key(kernel, operand)].append(plan.slot_of[operand])
+    return plan
+
+
+def _slot_key(kernel: Kernel, node: Node) -> tuple[tuple[int, ...], Any, int]:
+    meta = _meta(node)
+    assert meta is not None
+    return (tuple(meta.shape), meta.dtype, kernel.axis[node])

@@ -1,0 +1,78 @@
+"""The `plan` stage: graph passes, meta, fusion into kernels, step order, buffers and blocking.
+
+A Plan is pure data about one graph; `describe()` is what DYNAMO_LOGS=output_code prints for it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...fx_ir import Graph, GraphModule, Node
+from ...fx_ir.passes import run_passes
+from .analysis import NodeInfo, analyze, fill_meta
+from .blocking import Blocking, Machine, choose_blocking
+from .buffers import BufferPlan, plan_buffers
+from .scheduling import Kernel, find_kernels, schedule
+
+
+@dataclass
+class Plan:
+    module: GraphModule                  # an optimized copy: the graph and the attributes it reads
+    infos: dict[Node, NodeInfo]
+    kernels: list[Kernel]
+    steps: list[Node | Kernel]
+    buffers: BufferPlan
+    blocking: dict[str, Blocking]
+    machine: Machine
+
+    @property
+    def graph(self) -> Graph:
+        return self.module.graph
+
+    def summary(self) -> str:
+        ops = sum(1 for n in self.graph.nodes if n.op not in ("placeholder", "output"))
+        fused = sum(len(k.members) for k in self.kernels)
+        kernels = f"{len(self.kernels)} blocked kernel{'' if len(self.kernels) == 1 else 's'}"
+        return f"numpy backend: {ops} ops, {fused} of them fused into {kernels}"
+
+    def describe(self) -> str:
+        lines = [self.summary() + f" (cache {self.machine.cache_bytes // 1024} KiB/core, {self.machine.cores} cores)"]
+        for index, step in enumerate(self.steps):
+            if isinstance(step, Kernel):
+                lines.extend(f"  {line}" for line in self._describe_kernel(index, step))
+            else:
+                info = self.infos.get(step)
+                why = f"  ({info.why})" if info is not None and info.why and step.op not in ("placeholder", "output") else ""
+                lines.append(f"  [{index}] {step.format_node()}{why}")
+        return "\n".join(lines)
+
+    def _describe_kernel(self, index: int, kernel: Kernel) -> list[str]:
+        b = self.blocking[kernel.name]
+        scratch = self.buffers.scratch[kernel.name]
+        lines = [f"[{index}] {kernel.name}: extent {kernel.extent}, block {b.block} ({b.blocks} blocks, "
+                 f"{b.row_bytes} bytes/row in flight), {b.threads} thread(s), ~{b.work:.3g} element-ops"]
+        for member in kernel.members:
+            where = "output" if member in kernel.outputs else (
+                f"scratch[{scratch.slot_of[member]}]" if member in scratch.slot_of else "allocates")
+            lines.append(f"    {member.name:<16} axis {kernel.axis[member]}  {self.infos[member].role.value:<9} -> {where}")
+        for out in kernel.outputs:
+            buffer = self.buffers.outputs.get(out)
+            if kernel.target is not None:
+                lines.append(f"    {out.name} is written straight into {kernel.target.array.name}"
+                             f"[{kernel.target.index!r}] ({kernel.target.setitem.name})")
+            elif buffer is not None and buffer.source is not None:
+                lines.append(f"    {out.name} reuses the buffer of {buffer.source.name}")
+        return lines
+
+
+def make_plan(graph_module: GraphModule, example_inputs: list[Any], machine: Machine) -> Plan:
+    module = GraphModule(graph_module, graph_module.graph.copy(), graph_module.class_name)
+    graph = module.graph
+    fill_meta(graph, list(example_inputs))
+    run_passes(graph)
+    infos = analyze(graph)
+    kernels = find_kernels(graph, infos, machine.min_kernel_bytes, machine.budget_bytes)
+    steps = schedule(graph, kernels)
+    buffers = plan_buffers(steps, infos)
+    blocking = {k.name: choose_blocking(k, infos, buffers.scratch[k.name], machine) for k in kernels}
+    return Plan(module, infos, kernels, steps, buffers, blocking, machine)

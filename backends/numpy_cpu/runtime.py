@@ -1,0 +1,140 @@
+"""What generated code calls at run time: the block loop (serial or on a thread pool) and layout checks.
+
+NumPy releases the GIL inside ufunc loops, so blocks of one kernel run in parallel on a small pool.
+"""
+from __future__ import annotations
+
+import contextvars
+import itertools
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+_pool: ThreadPoolExecutor | None = None
+_pool_pid = -1
+_pool_lock = threading.Lock()
+
+
+def _thread_pool(workers: int) -> ThreadPoolExecutor:
+    """The process's worker pool, created on first use (and again in a forked child, whose threads are gone)."""
+    global _pool, _pool_pid
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid() or _pool._max_workers < workers:
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dynamo-numpy")
+            _pool_pid = os.getpid()
+        return _pool
+
+
+def c_ordered(*arrays: Any) -> bool:
+    """True if every array's strides run in C order without overlap (what blocking assumes).
+
+    NumPy gives such inputs C-ordered results and sums them in the same order block by block; any
+    other layout (transposed, reversed, broadcast with stride 0) takes the kernel's straight code.
+    """
+    for a in arrays:
+        if not isinstance(a, np.ndarray) or a.flags.c_contiguous:
+            continue
+        span = 0
+        for size, stride in zip(reversed(a.shape), reversed(a.strides)):
+            if size == 1:
+                continue
+            if stride <= 0 or stride < span:
+                return False
+            span = stride * size
+    return True
+
+
+def overlaps(target: np.ndarray, *arrays: Any) -> bool:
+    """True if writing into `target` could change one of `arrays` (a cheap bounds check)."""
+    return any(isinstance(a, np.ndarray) and np.may_share_memory(target, a) for a in arrays)
+
+
+class ScratchSet:
+    """One thread's scratch buffers for a kernel: full blocks, and views for the shorter last block."""
+
+    def __init__(self, slots: list[tuple[tuple[int, ...], np.dtype, int]], block: int, tail: int) -> None:
+        full, short = [], []
+        for shape, dtype, axis in slots:
+            block_shape = tuple(block if i == axis else size for i, size in enumerate(shape))
+            buffer = np.empty(block_shape, dtype)
+            full.append(buffer)
+            index = tuple(slice(0, tail) if i == axis else slice(None) for i in range(len(shape)))
+            short.append(buffer[index])
+        self.full, self.tail = tuple(full), tuple(short)
+
+
+class BlockedLoop:
+    """Runs `kernel(lo, hi, scratch, *arrays)` over [0, extent) in blocks; one per kernel, built at compile time.
+
+    Scratch sets are pooled, so concurrent calls of a compiled function never share one.
+    """
+
+    def __init__(self, kernel: Callable[..., Any], extent: int, block: int, threads: int,
+                 slots: list[tuple[tuple[int, ...], np.dtype, int]]) -> None:
+        self.kernel, self.extent, self.block, self.threads = kernel, extent, block, threads
+        self.slots = slots
+        self.blocks = -(-extent // block)
+        self.tail = extent - (self.blocks - 1) * block
+        self._free: list[ScratchSet] = []
+
+    def _acquire(self) -> ScratchSet:
+        try:
+            return self._free.pop()
+        except IndexError:
+            return ScratchSet(self.slots, self.block, self.tail)
+
+    def __call__(self, *arrays: Any) -> None:
+        if self.threads <= 1:
+            scratch = self._acquire()
+            try:
+                self._run(iter(range(self.blocks)), scratch, arrays, [False])
+            finally:
+                self._free.append(scratch)
+            return
+        self._run_parallel(arrays)
+
+    def _run(self, indices: Any, scratch: ScratchSet, arrays: tuple[Any, ...], stop: list[bool]) -> None:
+        kernel, block, extent, last = self.kernel, self.block, self.extent, self.blocks - 1
+        full, tail = scratch.full, scratch.tail
+        for i in indices:
+            if i > last or stop[0]:
+                return
+            lo = i * block
+            if i == last:
+                kernel(lo, extent, tail, *arrays)
+            else:
+                kernel(lo, lo + block, full, *arrays)
+
+    def _work(self, counter: Any, arrays: tuple[Any, ...], stop: list[bool]) -> None:
+        scratch = self._acquire()
+        try:
+            self._run(counter, scratch, arrays, stop)
+        except BaseException:
+            stop[0] = True
+            raise
+        finally:
+            self._free.append(scratch)
+
+    def _run_parallel(self, arrays: tuple[Any, ...]) -> None:
+        counter = itertools.count()  # next() on it is atomic: blocks go to whichever thread is free
+        stop = [False]
+        pool = _thread_pool(self.threads - 1)
+        # the worker runs in a copy of this context, so np.errstate and friends apply there too
+        futures: list[Future[None]] = [
+            pool.submit(contextvars.copy_context().run, self._work, counter, arrays, stop)
+            for _ in range(self.threads - 1)
+        ]
+        try:
+            self._work(counter, arrays, stop)
+        finally:
+            stop_error: BaseException | None = None
+            for future in futures:
+                error = future.exception()  # waits: no worker may still write when we return
+                if error is not None and stop_error is None:
+                    stop_error = error
+        if stop_error is not None:
+            raise stop_error

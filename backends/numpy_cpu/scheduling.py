@@ -1,0 +1,367 @@
+"""Fusion: which nodes run together in one blocked kernel, along which axis, and in what order.
+
+Axes that must run in step are unified across the graph; each kernel takes one such axis as its block axis.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import operator
+from collections import defaultdict
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...fx_ir import Graph, Node, TensorMeta
+from .analysis import NodeInfo, Role, reduction_input_axis
+
+
+@dataclass
+class SetitemTarget:
+    """A kernel whose only output is assigned by `array[index] = value` writes straight into that view."""
+
+    setitem: Node
+    array: Node
+    index: Any
+
+
+@dataclass
+class Kernel:
+    """Nodes evaluated together, block by block along one axis of length `extent`.
+
+    `axis[m]` is the axis of member m's value that runs along the blocks. `outputs` are the members
+    whose whole value someone outside the kernel reads.
+    """
+
+    name: str
+    members: list[Node]
+    axis: dict[Node, int]
+    extent: int
+    outputs: list[Node] = field(default_factory=list)
+    target: SetitemTarget | None = None
+
+    def operand_axis(self, info: NodeInfo, operand: Node) -> int | None:
+        """The axis of `operand` that member `info.node` reads along the blocks (None: read whole)."""
+        block = self.axis[info.node]
+        for out_axis, node, in_axis in info.links:
+            if node is operand and out_axis == block:
+                return in_axis
+        return None
+
+    def externals(self) -> list[Node]:
+        """Nodes the kernel reads but does not compute, in first-use order."""
+        seen: dict[Node, None] = {}
+        members = set(self.members)
+        for member in self.members:
+            for operand in member.all_input_nodes:
+                if operand not in members:
+                    seen.setdefault(operand, None)
+        return list(seen)
+
+    def nbytes(self) -> int:
+        """Bytes of the largest member value: what decides whether blocking can pay."""
+        sizes = [_meta(m).size * _meta(m).dtype.itemsize for m in self.members]
+        return max(sizes, default=0)
+
+
+def _meta(node: Node) -> TensorMeta:
+    meta = node.meta["val"]
+    assert isinstance(meta, TensorMeta)
+    return meta
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[Hashable, Hashable] = {}
+
+    def find(self, key: Hashable) -> Hashable:
+        parent = self.parent.setdefault(key, key)
+        if parent == key:
+            return key
+        root = self.find(parent)
+        self.parent[key] = root
+        return root
+
+    def union(self, a: Hashable, b: Hashable) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+
+def is_barrier(node: Node) -> bool:
+    """Nodes nothing may be moved across: side effects (they may write memory others read) and output."""
+    return node.op == "output" or node.is_impure()
+
+
+@dataclass
+class _Candidate:
+    label: Hashable
+    members: list[tuple[Node, int]]
+
+
+def _blockable(info: NodeInfo, axis: int) -> bool:
+    if info.role != Role.REDUCTION or not info.order_sensitive:
+        return True
+    # A float sum keeps NumPy's exact summation order only when every reduced axis comes after the
+    # blocked one (checked empirically over shapes and block sizes; see tests/backends).
+    source_axis = reduction_input_axis(info, axis)
+    return source_axis is not None and source_axis < min(info.reduced_axes)
+
+
+def find_kernels(graph: Graph, infos: dict[Node, NodeInfo], min_bytes: int, budget_bytes: int) -> list[Kernel]:
+    """Group fusable nodes into kernels: one block axis each, no side effect inside, no cycle through outsiders."""
+    order = {node: i for i, node in enumerate(graph.nodes)}
+    segment: dict[Node, int] = {}
+    current = 0
+    for node in graph.nodes:
+        if is_barrier(node):
+            current += 1
+            segment[node] = current
+            current += 1
+        else:
+            segment[node] = current
+    fusable = [n for n in graph.nodes if infos[n].fusable]
+    uf = _UnionFind()
+    for node in fusable:
+        for out_axis, operand, in_axis in infos[node].links:
+            uf.union((node, out_axis), (operand, in_axis))
+    by_label: dict[Hashable, list[tuple[Node, int]]] = defaultdict(list)
+    for node in fusable:
+        meta = infos[node].array
+        assert meta is not None
+        labels = [uf.find((node, a)) for a in range(meta.ndim)]
+        for axis, size in enumerate(meta.shape):
+            if size >= 2 and labels.count(labels[axis]) == 1 and _blockable(infos[node], axis):
+                by_label[labels[axis]].append((node, axis))
+
+    assigned: set[Node] = set()
+    kernels: list[Kernel] = []
+    while by_label:
+        label = max(by_label, key=lambda lab: _score(by_label[lab], assigned, budget_bytes))
+        members = [(n, a) for n, a in by_label.pop(label) if n not in assigned]
+        for group in _split(graph, members, segment, order):
+            kernel = _make_kernel(f"kernel_{len(kernels)}", group, infos)
+            if kernel is None or kernel.nbytes() < min_bytes:
+                continue
+            # Each kernel is convex on its own, but two kernels may still need each other's
+            # results (a1 -> b2, b1 -> a2): keep only kernels that leave the steps acyclic.
+            if _acyclic(graph, [*kernels, kernel]):
+                kernels.append(kernel)
+                assigned.update(kernel.members)
+    kernels.sort(key=lambda k: order[k.members[0]])
+    for i, kernel in enumerate(kernels):
+        kernel.name = f"kernel_{i}"
+        kernel.target = _setitem_target(kernel, graph, segment)
+    return kernels
+
+
+def _score(members: list[tuple[Node, int]], assigned: set[Node], budget_bytes: int) -> tuple[bool, int, float]:
+    live = [(n, a) for n, a in members if n not in assigned]
+    if not live:
+        return (False, 0, 0.0)
+    total = sum(_meta(n).size for n, _ in live)
+    # bytes of one step along the block axis, over all members: a block must fit in the cache
+    row = sum(_meta(n).size // _meta(n).shape[a] * _meta(n).dtype.itemsize for n, a in live)
+    outer = -sum(a for _, a in live) / len(live)
+    # Fusing more beats fitting the cache exactly, up to rows so long that scratch blocks get huge.
+    return (row <= 16 * budget_bytes, total, outer)
+
+
+def _split(graph: Graph, members: list[tuple[Node, int]], segment: dict[Node, int],
+           order: dict[Node, int]) -> list[list[tuple[Node, int]]]:
+    """Cut a label's members into groups within one side-effect-free segment, without cycles.
+
+    A member that reads (through non-members) a value computed from the current group starts a
+    new group, so every group can run as one unit after all of its inputs.
+    """
+    by_segment: dict[int, list[tuple[Node, int]]] = defaultdict(list)
+    for node, axis in sorted(members, key=lambda m: order[m[0]]):
+        by_segment[segment[node]].append((node, axis))
+    groups: list[list[tuple[Node, int]]] = []
+    for seg, seg_members in by_segment.items():
+        axis_of = dict(seg_members)
+        group_of: dict[Node, int] = {}
+        taint: dict[Node, int] = {}  # for non-members: the latest group they were computed from
+        current: list[tuple[Node, int]] = []
+        gid = 0
+        first, last = order[seg_members[0][0]], order[seg_members[-1][0]]
+        for node in graph.nodes:
+            if segment[node] != seg or order[node] < first:
+                continue
+            if order[node] > last:
+                break
+            inputs = node.all_input_nodes
+            if node in axis_of:
+                if any(taint.get(i, -1) == gid for i in inputs if i not in axis_of):
+                    if current:
+                        groups.append(current)
+                    current, gid = [], gid + 1
+                current.append((node, axis_of[node]))
+                group_of[node] = gid
+            else:
+                marks = [group_of[i] if i in group_of else taint.get(i, -1) for i in inputs]
+                if marks and max(marks) >= 0:
+                    taint[node] = max(marks)
+        if current:
+            groups.append(current)
+    return groups
+
+
+def _make_kernel(name: str, group: list[tuple[Node, int]], infos: dict[Node, NodeInfo]) -> Kernel | None:
+    members = [n for n, _ in group]
+    axis = dict(group)
+    extent = _meta(members[0]).shape[axis[members[0]]]
+    kernel = Kernel(name, members, axis, extent)
+    member_set = set(members)
+    for node in members:
+        if _meta(node).shape[axis[node]] != extent:
+            return None
+        for operand in node.all_input_nodes:
+            if operand in member_set and kernel.operand_axis(infos[node], operand) != axis[operand]:
+                return None  # a member read across the block axis: not blockable together
+    kernel.outputs = [m for m in members if any(u not in member_set for u in m.users)]
+    return kernel if kernel.outputs else None
+
+
+def _acyclic(graph: Graph, kernels: list[Kernel]) -> bool:
+    unit_of: dict[Node, Node | Kernel] = {m: k for k in kernels for m in k.members}
+    units: list[Node | Kernel] = []
+    seen: set[int] = set()
+    for node in graph.nodes:
+        unit = unit_of.get(node, node)
+        if id(unit) not in seen:
+            seen.add(id(unit))
+            units.append(unit)
+    order = {node: i for i, node in enumerate(graph.nodes)}
+    try:
+        _topological(units, unit_of, order)
+    except _Cycle:
+        return False
+    return True
+
+
+def _setitem_target(kernel: Kernel, graph: Graph, segment: dict[Node, int]) -> SetitemTarget | None:
+    if len(kernel.outputs) != 1:
+        return None
+    value = kernel.outputs[0]
+    users = list(value.users)
+    if len(users) != 1:
+        return None
+    setitem = users[0]
+    if setitem.op != "call_function" or setitem.target is not operator.setitem or setitem.kwargs or setitem.users:
+        return None
+    if segment[setitem] != segment[kernel.members[-1]] + 1 or len(setitem.args) != 3:
+        return None
+    array, index, assigned = setitem.args
+    if assigned is not value or not isinstance(array, Node) or array in kernel.members:
+        return None
+    if not _basic_index(index):
+        return None
+    array_meta, value_meta = array.meta.get("val"), _meta(value)
+    if not isinstance(array_meta, TensorMeta) or array_meta.dtype != value_meta.dtype:
+        return None
+    try:
+        from ...fx_ir.ops import lookup_function
+
+        row = lookup_function(operator.getitem)
+        view_meta = row.infer(array_meta, index) if row is not None else None
+    except Exception:
+        return None
+    if not isinstance(view_meta, TensorMeta) or tuple(view_meta.shape) != tuple(value_meta.shape):
+        return None
+    return SetitemTarget(setitem, array, index)
+
+
+def _basic_index(index: Any) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    for item in items:
+        if isinstance(item, slice):
+            if not all(b is None or (isinstance(b, int) and not isinstance(b, bool)) for b in
+                       (item.start, item.stop, item.step)):
+                return False
+        elif not (item is None or item is Ellipsis or (isinstance(item, int) and not isinstance(item, bool))):
+            return False
+    return True
+
+
+def schedule(graph: Graph, kernels: list[Kernel]) -> list[Node | Kernel]:
+    """The order steps run in: each kernel as one step, barriers where they were, else topological.
+
+    Within a segment between side effects, a step runs as soon as its inputs exist, in original order
+    otherwise; a kernel writing into a setitem target runs last, right before its setitem.
+    """
+    order = {node: i for i, node in enumerate(graph.nodes)}
+    unit_of: dict[Node, Node | Kernel] = {}
+    absorbed: set[Node] = set()
+    for kernel in kernels:
+        for member in kernel.members:
+            unit_of[member] = kernel
+        if kernel.target is not None:
+            absorbed.add(kernel.target.setitem)
+    steps: list[Node | Kernel] = []
+    pending: list[Node | Kernel] = []
+
+    def flush() -> None:
+        steps.extend(_topological(pending, unit_of, order))
+        pending.clear()
+
+    seen_kernels: set[int] = set()
+    for node in graph.nodes:
+        if is_barrier(node):
+            flush()
+            if node not in absorbed:
+                steps.append(node)
+            continue
+        unit = unit_of.get(node, node)
+        if isinstance(unit, Kernel):
+            if id(unit) in seen_kernels:
+                continue
+            seen_kernels.add(id(unit))
+        pending.append(unit)
+    flush()
+    return steps
+
+
+def _topological(units: list[Node | Kernel], unit_of: dict[Node, Node | Kernel],
+                 order: dict[Node, int]) -> list[Node | Kernel]:
+    def nodes_of(unit: Node | Kernel) -> list[Node]:
+        return unit.members if isinstance(unit, Kernel) else [unit]
+
+    def priority(unit: Node | Kernel) -> float:
+        if isinstance(unit, Kernel):
+            return math.inf if unit.target is not None else order[unit.members[-1]]
+        return order[unit]
+
+    index = {id(u): i for i, u in enumerate(units)}
+    waiting: dict[int, int] = {}
+    dependents: dict[int, list[int]] = defaultdict(list)
+    for i, unit in enumerate(units):
+        deps: set[int] = set()
+        inside = set(nodes_of(unit))
+        for node in inside:
+            for operand in node.all_input_nodes:
+                if operand in inside:
+                    continue
+                j = index.get(id(unit_of.get(operand, operand)))
+                if j is not None and j != i:
+                    deps.add(j)
+        waiting[i] = len(deps)
+        for j in deps:
+            dependents[j].append(i)
+    ready = [(priority(u), i) for i, u in enumerate(units) if waiting[i] == 0]
+    heapq.heapify(ready)
+    result: list[Node | Kernel] = []
+    while ready:
+        _, i = heapq.heappop(ready)
+        result.append(units[i])
+        for j in dependents[i]:
+            waiting[j] -= 1
+            if waiting[j] == 0:
+                heapq.heappush(ready, (priority(units[j]), j))
+    if len(result) != len(units):
+        raise _Cycle("kernel grouping left a cycle between steps")
+    return result
+
+
+class _Cycle(RuntimeError):
+    """Two kernels need each other's results; find_kernels never keeps such a set."""

@@ -1,0 +1,214 @@
+"""The `source` stage: a plan becomes one readable Python module, kernels first, then `forward`.
+
+Straight nodes print as fx_ir's CodeGen prints them; each kernel call keeps the straight code of its
+members as the branch taken when the run-time layout check fails.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...fx_ir import CodeGen, Node
+from ...fx_ir.naming import Namespace
+from ...fx_ir.printing import source_of
+from . import runtime
+from .emitters import KernelEmitter, KernelNames, axis_slice
+from .scheduling import Kernel
+
+if TYPE_CHECKING:
+    from .plan import Plan
+
+
+@dataclass
+class LoopSpec:
+    """What the callable stage builds a runtime.BlockedLoop from, once the source has run."""
+
+    kernel_function: str
+    loop_global: str
+    extent: int
+    block: int
+    threads: int
+    slots: list[tuple[tuple[int, ...], np.dtype, int]]
+
+
+@dataclass
+class ModuleSource:
+    src: str
+    globals: dict[str, Any]
+    loops: list[LoopSpec] = field(default_factory=list)
+    function_name: str = "forward"
+
+
+class SourceWriter(CodeGen):
+    """CodeGen for a whole plan. Reuses CodeGen's per-opcode emitters (and its `_body`) for straight nodes."""
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__(plan.graph, "self")
+        self.plan = plan
+        self._kernel_sources: list[str] = []
+        self._extra_frees: list[str] = []  # forward locals a kernel step made (views), freed after it
+        self._loops: list[LoopSpec] = []
+        self.globals["c_ordered"] = runtime.c_ordered
+        self.globals["overlaps"] = runtime.overlaps
+        self._globals_ns.claim("c_ordered")
+        self._globals_ns.claim("overlaps")
+
+    def write(self) -> ModuleSource:
+        for node in self.graph.nodes:
+            for operand in node.all_input_nodes:
+                self._last_use[operand] = node  # CodeGen's in-place operator form relies on it
+        self._dying: dict[int, list[Node]] = {}
+        for node, last in self.plan.buffers.last_read.items():
+            self._dying.setdefault(last, []).append(node)
+        last_source = None
+        for index, step in enumerate(self.plan.steps):
+            if isinstance(step, Kernel):
+                self._write_kernel(step)
+                last_source = None
+            else:
+                source = source_of(step)
+                if source is not None and source != last_source and step.op != "placeholder":
+                    self._body.extend(f"# {line}" for line in source.splitlines())
+                    last_source = source
+                getattr(self, f"emit_{step.op.value}")(step)
+            self._free(index)
+        header = f"def forward({', '.join(self._params)}):"
+        body = "\n".join("    " + line for line in (self._body or ["pass"]))
+        kernels = "".join(text + "\n\n" for text in self._kernel_sources)
+        summary = self.plan.summary()
+        src = f"# {summary}\n{kernels}{header}\n{body}\n"
+        return ModuleSource(src, self.globals, self._loops)
+
+    # -- frees --------------------------------------------------------------------------------------
+
+    def _free(self, index: int) -> None:
+        dead = [
+            node.name for node in self._dying.get(index, ())
+            if node in self._bound and node.op not in ("placeholder", "get_attr")
+        ] + self._extra_frees
+        self._extra_frees = []
+        if not dead or not self._body or self._body[-1].startswith("return"):
+            return
+        if isinstance(self.plan.steps[index], Kernel) or self._body[-1].startswith("#"):
+            self._body.append(f"del {', '.join(sorted(dead))}")
+        else:
+            self._body[-1] += f";  del {', '.join(sorted(dead))}"
+
+    # -- kernels ------------------------------------------------------------------------------------
+
+    def _write_kernel(self, kernel: Kernel) -> None:
+        plan = self.plan
+        blocking = plan.blocking[kernel.name]
+        scratch = plan.buffers.scratch[kernel.name]
+        function = self._globals_ns.create_name(kernel.name)
+        loop = self._globals_ns.create_name(f"{kernel.name}_loop")
+        local = Namespace(frozenset(n.name for n in self.graph.nodes) | {"np"})
+        names = KernelNames(lo=local.create_name("lo"), hi=local.create_name("hi"),
+                            scratch=local.create_name("scratch"), params={}, outputs={})
+        externals = kernel.externals()
+        for node in externals:
+            names.params[node] = node.name
+        arguments = [n.name for n in externals]
+        view = None
+        if kernel.target is not None:
+            value = kernel.outputs[0]
+            names.outputs[value] = local.create_name(f"{kernel.target.setitem.name}_view")
+            view = self._globals_ns.create_name(f"{kernel.target.setitem.name}_view")
+            arguments.append(view)
+        else:
+            for out in kernel.outputs:
+                names.outputs[out] = local.create_name(f"{out.name}_out")
+                arguments.append(out.name)
+        emitter = KernelEmitter(kernel, plan.infos, scratch, self, names)
+        params = [names.lo, names.hi, names.scratch, *[n.name for n in externals], *names.outputs.values()]
+        members = ", ".join(m.name for m in kernel.members)
+        axis_note = f"axis {kernel.axis[kernel.outputs[0]]} of {kernel.outputs[0].name}"
+        doc = (f'    """{members}: rows {names.lo}:{names.hi} along {axis_note} '
+               f'({_count(blocking.blocks, "block")} of {blocking.block}, {_count(blocking.threads, "thread")})."""')
+        lines = [f"def {function}({', '.join(params)}):", doc, *("    " + line for line in emitter.body())]
+        self._kernel_sources.append("\n".join(lines))
+        self._loops.append(LoopSpec(function, loop, kernel.extent, blocking.block, blocking.threads,
+                                    [(shape, np.dtype(dtype), axis) for shape, dtype, axis in scratch.slots]))
+        self._write_kernel_call(kernel, loop, externals, arguments, view)
+
+    def _write_kernel_call(self, kernel: Kernel, loop: str, externals: list[Node], arguments: list[str],
+                           view: str | None) -> None:
+        arrays = [n.name for n in externals if self._is_array(n)]
+        self._body.append(f"# {kernel.name}: {len(kernel.members)} ops fused, evaluated block by block")
+        condition = f"c_ordered({', '.join(arrays)})" if arrays else "True"
+        if kernel.target is not None:
+            assert view is not None
+            target = kernel.target
+            self._body.append(f"{view} = {self._operand(target.array, receiver=True)}[{self._subscript(target.index)}]")
+            risky = [n.name for n in self.plan.buffers.overlap_checks.get(kernel.name, []) if self._is_array(n)]
+            if risky:
+                condition += f" and not overlaps({view}, {', '.join(risky)})"
+        self._body.append(f"if {condition}:")
+        if kernel.target is None:
+            for out in kernel.outputs:
+                self._body.append("    " + self._allocation(out))
+                self._bound.add(out)
+        self._body.append(f"    {loop}({', '.join(arguments)})")
+        self._body.append("else:")
+        straight_start = len(self._body)
+        self._write_straight(kernel)
+        for i in range(straight_start, len(self._body)):
+            self._body[i] = "    " + self._body[i]
+        if view is not None:
+            self._extra_frees.append(view)
+
+    def _allocation(self, out: Node) -> str:
+        meta = out.meta["val"]
+        empty = f"np.empty({meta.shape!r}, dtype={self._dtype_name(meta.dtype)})"
+        buffer = self.plan.buffers.outputs.get(out)
+        if buffer is None or buffer.source is None:
+            return f"{out.name} = {empty}"
+        source = buffer.source.name
+        if not buffer.check_contiguous:
+            return f"{out.name} = {source}  # reuses the dead buffer of {source}"
+        return f"{out.name} = {source} if {source}.flags.c_contiguous else {empty}  # reuses {source}"
+
+    def _write_straight(self, kernel: Kernel) -> None:
+        """The members as plain NumPy statements, freeing intermediates as they die."""
+        members = set(kernel.members)
+        outputs = set(kernel.outputs)
+        last: dict[Node, Node] = {}
+        for member in kernel.members:
+            for operand in member.all_input_nodes:
+                if operand in members:
+                    last[operand] = member
+        for member in kernel.members:
+            getattr(self, f"emit_{member.op.value}")(member)
+            dead = [o.name for o in dict.fromkeys(member.all_input_nodes)
+                    if last.get(o) is member and o not in outputs and o in members]
+            if dead:
+                self._body[-1] += f";  del {', '.join(dead)}"
+        if kernel.target is not None:
+            self.emit_call_function(kernel.target.setitem)
+            self._body[-1] += f";  del {kernel.outputs[0].name}"
+        else:
+            self._bound.update(kernel.outputs)
+
+    def _dtype_name(self, dtype: np.dtype) -> str:
+        scalar_type = getattr(np, dtype.name, None) if dtype.isnative else None
+        if isinstance(scalar_type, type) and np.dtype(scalar_type) == dtype:
+            return f"np.{dtype.name}"
+        return self.expr(dtype)
+
+    @staticmethod
+    def _is_array(node: Node) -> bool:
+        from ...fx_ir import TensorMeta
+
+        meta = node.meta.get("val")
+        return isinstance(meta, TensorMeta) and not meta.scalar
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def kernel_slice_text(name: str, axis: int) -> str:
+    """For docs and tests: how a kernel reads rows lo:hi of `name` along `axis`."""
+    return axis_slice(name, axis, KernelNames("lo", "hi", "scratch", {}, {}))

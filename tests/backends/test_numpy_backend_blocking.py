@@ -1,0 +1,142 @@
+"""Blocked and threaded kernels equal unblocked execution bit for bit; layouts, errors and threads."""
+from __future__ import annotations
+
+import operator
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from numpy_backend_helpers import SERIAL, TINY, WHOLE, build, check_graph, compile_module, same, sample
+
+from dynamo.backends.numpy_cpu import Machine, this_machine
+from dynamo.backends.numpy_cpu.runtime import c_ordered
+
+RNG = np.random.default_rng(11)
+
+
+def _softmax_layernorm(g, x, gamma):
+    m = g.call_method("max", (x,), {"axis": -1, "keepdims": True})
+    e = g.call_function(np.exp, (g.call_function(operator.sub, (x, m)),))
+    s = g.call_method("sum", (e,), {"axis": -1, "keepdims": True})
+    p = g.call_function(operator.truediv, (e, s))
+    mu = g.call_method("mean", (p,), {"axis": -1, "keepdims": True})
+    var = g.call_method("var", (p,), {"axis": -1, "keepdims": True})
+    return g.call_function(operator.mul, (g.call_function(operator.truediv, (
+        g.call_function(operator.sub, (p, mu)), g.call_function(np.sqrt, (g.call_function(operator.add, (var, 1e-5)),)))), gamma))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("shape", [(1, 7), (13, 1), (97, 33), (3, 5, 64)])
+def test_blocked_threaded_serial_and_whole_agree(dtype, shape) -> None:
+    x, gamma = sample(shape, dtype, RNG), sample(shape[-1:], dtype, RNG)
+    gm = build(2, _softmax_layernorm)
+    results = []
+    for machine in (TINY, SERIAL, WHOLE):
+        compiled = check_graph(gm, [x, gamma], machine)
+        results.append(compiled(x, gamma))
+    assert same(results[0], results[1]) and same(results[1], results[2])
+
+
+def test_block_size_and_threads_follow_the_machine() -> None:
+    x = sample((512, 256), np.float64, RNG)
+    gm = build(1, lambda g, a: g.call_function(np.exp, (g.call_function(operator.mul, (a, 2.0)),)))
+    small = Machine(cache_bytes=64 * 1024, cores=4, min_kernel_bytes=0, min_block_elements=1, thread_work=0)
+    plan = compile_module(gm, [x], small).plan
+    blocking = plan.blocking[plan.kernels[0].name]
+    assert blocking.block * blocking.row_bytes <= small.budget_bytes and blocking.threads == 4
+    big = Machine(cache_bytes=64 * 1024, cores=4, min_kernel_bytes=1 << 30, min_block_elements=1, thread_work=0)
+    assert not compile_module(gm, [x], big).plan.kernels  # small arrays: straight code
+
+
+def test_default_machine_keeps_small_arrays_straight() -> None:
+    x = sample((8,), np.float64, RNG)
+    gm = build(1, lambda g, a: g.call_function(np.exp, (g.call_function(operator.mul, (a, 2.0)),)))
+    compiled = compile_module(gm, [x], this_machine())
+    assert not compiled.plan.kernels and "def kernel" not in compiled.source
+
+
+@pytest.mark.parametrize("layout", ["transposed", "reversed", "strided", "broadcast"])
+def test_other_layouts_take_the_straight_branch_exactly(layout) -> None:
+    base = sample((40, 40), np.float64, RNG)
+    x = {"transposed": base.T, "reversed": base[::-1], "strided": base[:, ::2][:, :20].copy()[:, :20],
+         "broadcast": np.broadcast_to(base[0], (40, 40))}[layout]
+    y = sample(x.shape, np.float64, RNG)
+    gm = build(2, lambda g, a, b: g.call_method("sum", (g.call_function(np.exp, (g.call_function(operator.mul, (a, b)),)),),
+                                                {"axis": 1}))
+    gm2 = build(2, lambda g, a, b: g.call_function(np.exp, (g.call_function(operator.mul, (a, b)),)))
+    compiled = compile_module(gm, [np.ascontiguousarray(x), y])  # compiled for C inputs, called with others
+    assert same(compiled(x, y), gm.forward(x, y))
+    compiled2 = compile_module(gm2, [np.ascontiguousarray(x), y])
+    result, expected = compiled2(x, y)[0], gm2.forward(x, y)[0]
+    assert same(result, expected) and result.strides == expected.strides
+
+
+def test_c_ordered() -> None:
+    a = np.zeros((4, 6))
+    assert c_ordered(a, a[1:3, 2:5], a[:, None, :], a[::2], np.float64(1.0))
+    assert not c_ordered(a.T) and not c_ordered(a[:, ::-1]) and not c_ordered(np.broadcast_to(a[0], (4, 6)))
+
+
+def test_errstate_reaches_worker_threads() -> None:
+    x = sample((400, 16), np.float64, RNG)
+    x[350, 3] = 0.0
+    gm = build(1, lambda g, a: g.call_function(np.log, (g.call_function(np.absolute, (a,)),)))
+    compiled = compile_module(gm, [x])
+    assert compiled.plan.blocking[compiled.plan.kernels[0].name].threads == 2
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            compiled(x)
+    with np.errstate(divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert same(compiled(x), gm.forward(x))
+
+
+def test_exceptions_in_kernels_propagate_and_the_loop_recovers() -> None:
+    x = np.arange(600, dtype=np.int64).reshape(100, 6)
+    gm = build(1, lambda g, a: g.call_function(np.floor_divide, (g.call_function(operator.mul, (a, 3)), a)))
+    compiled = compile_module(gm, [x])
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            compiled(x)  # a zero divisor in the first block
+    y = x + 1
+    assert same(compiled(y), gm.forward(y))
+
+
+def test_concurrent_calls_do_not_share_scratch() -> None:
+    gm = build(2, _softmax_layernorm)
+    inputs = [(sample((64, 48), np.float64, np.random.default_rng(i)), sample((48,), np.float64, RNG)) for i in range(4)]
+    compiled = compile_module(gm, list(inputs[0]))
+    expected = [gm.forward(*args) for args in inputs]
+    errors: list[str] = []
+
+    def worker(i: int) -> None:
+        for _ in range(20):
+            if not same(compiled(*inputs[i]), expected[i]):
+                errors.append(f"thread {i}")
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+@pytest.mark.parametrize("axis", [1, 2, (1, 2)])
+def test_order_sensitive_sums_block_only_before_reduced_axes(axis) -> None:
+    x = sample((6, 50, 9), np.float32, RNG)
+    gm = build(1, lambda g, a: g.call_method("sum", (g.call_function(np.exp, (a,)),), {"axis": axis}))
+    compiled = check_graph(gm, [x])
+    kernel = compiled.plan.kernels[0]
+    assert any(m.target == "sum" for m in kernel.members)
+    gm0 = build(1, lambda g, a: g.call_method("sum", (g.call_function(np.exp, (a,)),), {"axis": 0}))
+    compiled0 = check_graph(gm0, [x])  # axis 0 before any block axis: the sum stays outside
+    assert all(m.target != "sum" for k in compiled0.plan.kernels for m in k.members)
+
+
+@pytest.mark.slow
+def test_large_reductions_exact_with_real_machine() -> None:
+    x = sample((2048, 2048), np.float32, RNG)
+    gm = build(2, _softmax_layernorm)
+    check_graph(gm, [x, sample((2048,), np.float32, RNG)], this_machine())

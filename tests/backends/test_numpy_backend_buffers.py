@@ -1,0 +1,151 @@
+"""The buffer planner never overwrites a live or user-visible array: views, mutated inputs, outputs."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from numpy_backend_helpers import TINY, build, check_graph, compile_module, sample
+
+RNG = np.random.default_rng(7)
+
+
+def _reuses(compiled) -> dict[str, str]:
+    buffers = compiled.plan.buffers.outputs
+    return {out.name: b.source.name for out, b in buffers.items() if b.source is not None}
+
+
+def test_output_reuses_a_dying_temporary_in_place() -> None:
+    x, w = sample((64, 32), np.float64, RNG), sample((32, 32), np.float64, RNG)
+    gm = build(2, lambda g, a, b: g.call_function(np.maximum, (g.call_function(operator.add, (
+        g.call_function(operator.matmul, (a, b)), 1.0)), 0.0)))
+    compiled = check_graph(gm, [x, w])
+    assert _reuses(compiled) == {"maximum": "matmul"}, compiled.source
+
+
+def test_graph_inputs_are_never_reused() -> None:
+    x = sample((64, 32), np.float64, RNG)
+    before = x.copy()
+    gm = build(1, lambda g, a: g.call_function(np.exp, (g.call_function(operator.mul, (a, 2.0)),)))
+    compiled = compile_module(gm, [x])
+    result = compiled(x)[0]
+    assert not _reuses(compiled)
+    assert np.array_equal(x, before) and not np.shares_memory(result, x)
+
+
+def test_returned_temporary_is_not_reused() -> None:
+    x, w = sample((48, 16), np.float64, RNG), sample((16, 16), np.float64, RNG)
+
+    def body(g, a, b):
+        m = g.call_function(operator.matmul, (a, b))
+        return m, g.call_function(np.tanh, (g.call_function(operator.add, (m, 1.0)),))
+    compiled = check_graph(build(2, body), [x, w])
+    assert not _reuses(compiled)
+    m, t = compiled(x, w)
+    assert not np.shares_memory(m, t)
+
+
+def test_view_of_temporary_keeps_it_alive() -> None:
+    x, w = sample((48, 16), np.float64, RNG), sample((16, 16), np.float64, RNG)
+
+    def body(g, a, b):
+        m = g.call_function(operator.matmul, (a, b))
+        view = g.call_function(operator.getitem, (m, (slice(None), slice(0, 4))))
+        t = g.call_function(np.sin, (g.call_function(operator.add, (m, 1.0)),))
+        return g.call_function(operator.add, (t[:, :4] if False else g.call_function(operator.getitem, (t, (slice(None), slice(0, 4)))), view))
+    compiled = check_graph(build(2, body), [x, w])
+    assert "sin" not in _reuses(compiled) or _reuses(compiled)["sin"] != "matmul", compiled.source
+
+
+def test_returned_view_of_temporary_is_not_reused() -> None:
+    x, w = sample((48, 16), np.float64, RNG), sample((16, 16), np.float64, RNG)
+
+    def body(g, a, b):
+        m = g.call_function(operator.matmul, (a, b))
+        view = g.call_function(getattr, (m, "T"))
+        return view, g.call_function(np.sin, (g.call_function(operator.add, (m, 1.0)),))
+    compiled = check_graph(build(2, body), [x, w])
+    assert not _reuses(compiled)
+
+
+def test_temporary_mutated_later_is_not_overwritten_early() -> None:
+    x, w = sample((40, 20), np.float64, RNG), sample((20, 20), np.float64, RNG)
+
+    def body(g, a, b):
+        m = g.call_function(operator.matmul, (a, b))
+        s = g.call_function(np.exp, (g.call_function(operator.mul, (m, 0.1)),))
+        g.call_function(operator.iadd, (m, 1.0))
+        return g.call_function(operator.add, (s, m))
+    check_graph(build(2, body), [x, w])
+
+
+def test_mutated_input_seen_in_program_order() -> None:
+    x = sample((50, 10), np.float64, RNG)
+
+    def body(g, a):
+        before = g.call_function(np.exp, (g.call_function(operator.mul, (a, 0.5)),))
+        g.call_function(operator.imul, (a, 3.0))
+        after = g.call_function(np.exp, (g.call_function(operator.mul, (a, 0.5)),))
+        return g.call_function(operator.sub, (after, before))
+    check_graph(build(1, body), [x])
+
+
+def test_setitem_target_written_in_place_only_without_overlap() -> None:
+    u = sample((40, 30), np.float64, RNG)
+
+    def stencil(g, a):
+        v = g.call_method("copy", (a,))
+        up = g.call_function(operator.getitem, (a, (slice(None, -2), slice(1, -1))))
+        down = g.call_function(operator.getitem, (a, (slice(2, None), slice(1, -1))))
+        value = g.call_function(operator.mul, (0.25, g.call_function(operator.add, (up, down))))
+        g.call_function(operator.setitem, (v, (slice(1, -1), slice(1, -1)), value))
+        return v
+    compiled = check_graph(build(1, stencil), [u])
+    assert compiled.plan.kernels[0].target is not None
+    assert "overlaps" not in compiled.source  # the copy is fresh: no run-time check needed
+
+    def in_place(g, a):  # the target is the input the values are read from
+        up = g.call_function(operator.getitem, (a, (slice(None, -2), slice(1, -1))))
+        down = g.call_function(operator.getitem, (a, (slice(2, None), slice(1, -1))))
+        value = g.call_function(operator.mul, (0.25, g.call_function(operator.add, (up, down))))
+        g.call_function(operator.setitem, (a, (slice(1, -1), slice(1, -1)), value))
+        return a
+    check_graph(build(1, in_place), [u])
+
+
+def test_setitem_into_an_input_aliasing_another_input() -> None:
+    base = sample((60, 8), np.float64, RNG)
+
+    def body(g, a, b):
+        value = g.call_function(np.exp, (g.call_function(operator.mul, (b, 0.5)),))
+        g.call_function(operator.setitem, (a, slice(0, 30), value))
+        return a
+
+    gm = build(2, body)
+    compiled = compile_module(gm, [base[:30].copy(), base[10:40].copy()], TINY)
+    assert "overlaps" in compiled.source
+    expected_base, result_base = base.copy(), base.copy()
+    gm.forward(expected_base, expected_base[10:40])
+    compiled(result_base, result_base[10:40])
+    assert np.array_equal(expected_base, result_base)
+
+
+def test_kernel_scratch_never_aliases_a_value_still_read() -> None:
+    x = sample((70, 9), np.int64, RNG)
+
+    def body(g, a):
+        r = g.call_function(np.round, (g.call_function(operator.mul, (a, 3)),))  # round of ints returns its input
+        t = g.call_function(operator.add, (g.call_function(operator.mul, (a, 5)), 1))
+        return g.call_function(operator.add, (r, t))
+    check_graph(build(1, body), [x])
+
+
+def test_pool_reuse_between_kernels() -> None:
+    x, w = sample((64, 32), np.float64, RNG), sample((32, 32), np.float64, RNG)
+
+    def body(g, a, b):
+        t = g.call_function(np.exp, (g.call_function(operator.mul, (a, 0.1)),))
+        m = g.call_function(operator.matmul, (t, b))           # t dies here
+        u = g.call_function(np.sin, (g.call_function(operator.add, (m, 2.0)),))
+        return g.call_function(operator.matmul, (u, b))
+    compiled = check_graph(build(2, body), [x, w])
+    assert _reuses(compiled), compiled.source
