@@ -3,6 +3,7 @@ a GuardProgram that dynamo._C runs before every cached call, and printed readabl
 from __future__ import annotations
 
 import enum
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,8 @@ class GuardKind(enum.Enum):
     EQUALS = "equals"
     LEN_IS = "len_is"
     CALL = "call"  # value(x) must be true: a predicate with a describe(name) method (dict key order)
+    SAME_AS = "same_as"  # value: another Source that must be the very same object (aliasing relied on)
+    DISTINCT_FROM = "distinct_from"  # value: another Source that must be a different object
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,8 @@ class Guard:
             return f"len({name}) == {self.value}"
         if self.kind is GuardKind.CALL:
             return self.value.describe(name)
+        if self.kind in _RELATIONS:
+            return f"{name} {'is' if self.kind is GuardKind.SAME_AS else 'is not'} {self.value.name()}"
         return f"{name} == {self.value!r}"
 
 
@@ -77,6 +82,9 @@ def failure_reason(program: Any, failed_at: int) -> str:
     return str(what)
 
 
+_RELATIONS = {GuardKind.SAME_AS: operator.is_, GuardKind.DISTINCT_FROM: operator.is_not}
+
+
 class _ProgramBuilder:
     def __init__(self) -> None:
         self.instructions: list[tuple] = []
@@ -86,7 +94,10 @@ class _ProgramBuilder:
     def build(self, guards: list[Guard]) -> Any:
         for guard in guards:
             reg = self.load(guard.source)
-            self.instructions.append((guard.kind.value, reg, guard.value))
+            if guard.kind in _RELATIONS:  # two sources: checked by a call on both registers
+                self.instructions.append(("call_many", _RELATIONS[guard.kind], (reg, self.load(guard.value))))
+            else:
+                self.instructions.append((guard.kind.value, reg, guard.value))
             self.info.append(guard)
         return _C.GuardProgram(self.instructions, max(len(self.registers), 1), self.info)
 

@@ -119,11 +119,8 @@ class LoadStoreMixin:
         self.push(module_variable(module))
 
     def IMPORT_FROM(self, inst: Instr) -> None:
-        module = self.peek()
-        if not module.has_attribute(self, inst.arg):
-            unsupported(Category.UNSUPPORTED_CALL, f"importing {inst.arg!r} from {module.describe()}",
-                        "import it at module level")
-        self.push(module.var_getattr(self, inst.arg))
+        # a name the module lacks (a submodule not imported yet, say) gives up in var_getattr
+        self.push(self.peek().var_getattr(self, inst.arg))
 
     # ---- closures: a cell lives in its local slot, as in CPython's frame ------------------------------
     def MAKE_CELL(self, inst: Instr) -> None:

@@ -66,6 +66,10 @@ class VariableTracker:
     def call_method(self, tx: "Tx", name: str, args: list["VariableTracker"], kwargs: dict[str, "VariableTracker"]) -> "VariableTracker":
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 
+    def getitem(self, tx: "Tx", key: "VariableTracker") -> "VariableTracker":
+        """self[key] for kinds outside the graph (arrays index through the NumPy registry)."""
+        unsupported(Category.UNSUPPORTED_VALUE, f"indexing {self.describe()} with {key.describe()}")
+
     def setitem(self, tx: "Tx", key: "VariableTracker", value: "VariableTracker") -> None:
         unsupported(Category.SIDE_EFFECT, f"item assignment on {self.describe()}")
 

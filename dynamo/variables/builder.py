@@ -47,10 +47,14 @@ class VariableBuilder:
         # Mutable objects reached twice (two names, two paths) must be one tracker, or a
         # mutation through one path would be invisible through the other.
         self._by_identity: dict[int, tuple[Any, VariableTracker]] = {}
+        self._tracked_sources: dict[type, list[Source]] = {}  # sources of identity-tracked values, by type
 
     def __call__(self, value: Any, source: Source) -> VariableTracker:
         known = self._by_identity.get(id(value))
         if known is not None and known[0] is value:
+            if known[1].source is not None and known[1].source != source:
+                # the trace treats both paths as one object: so must every call that reuses it
+                self.guard(source, GuardKind.SAME_AS, known[1].source)
             return known[1]
         handler = _BY_TYPE.get(type(value))
         if handler is None:
@@ -58,6 +62,12 @@ class VariableBuilder:
         variable = handler(self, value, source)
         if not is_constant_value(value) and not isinstance(value, (types.ModuleType, types.FunctionType)):
             self._by_identity[id(value)] = (value, variable)
+            if variable.identity_is_tracked():
+                # and two objects (a mutation through one is not seen through the other) must
+                # stay two objects
+                for other in self._tracked_sources.setdefault(type(value), []):
+                    self.guard(source, GuardKind.DISTINCT_FROM, other)
+                self._tracked_sources[type(value)].append(source)
         return variable
 
     def guard(self, source: Source, kind: GuardKind, value: Any) -> None:

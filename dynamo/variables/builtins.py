@@ -69,8 +69,8 @@ class BuiltinVariable(VariableTracker):
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
         if name in ("__name__", "__qualname__", "__module__"):
             return ConstantVariable(getattr(self.fn, name))
-        if isinstance(self.fn, type) and name == "fromkeys" and self.fn is dict:
-            return BuiltinVariable(_dict_fromkeys)
+        if self.fn is dict and name == "fromkeys":
+            return BuiltinVariable(dict.fromkeys)
         return super().var_getattr(tx, name)
 
     def call_function(self, tx: "Tx", args: Args, kwargs: Kwargs) -> VariableTracker:
@@ -196,7 +196,8 @@ def _dict_fromkeys(tx: "Tx", keys: VariableTracker, value: VariableTracker | Non
     from .dicts import ConstDictVariable
 
     filler = value if value is not None else ConstantVariable(None)
-    return ConstDictVariable.from_pairs(tx, keys.unpack(tx), [filler] * len(keys.unpack(tx)))
+    items = keys.unpack(tx)
+    return ConstDictVariable.from_pairs(tx, items, [filler] * len(items))
 
 
 def _set(tx: "Tx", iterable: VariableTracker | None = None, /) -> VariableTracker:
@@ -399,6 +400,8 @@ def _is(negate: bool) -> Callable[..., VariableTracker | None]:
             # a constant is never the same object as a container, array or object, and two
             # trackers of kinds with tracked identity are two objects
             return ConstantVariable(negate)
+        if a.python_type() is not b.python_type():  # objects of two types are two objects
+            return ConstantVariable(negate)
         unsupported(Category.UNSUPPORTED_VALUE, f"identity of {a.describe()} and {b.describe()} is not known while tracing")
 
     return compare
@@ -410,15 +413,19 @@ def _contains(tx: "Tx", container: VariableTracker, item: VariableTracker, /) ->
     return ConstantVariable(container.contains(tx, item))
 
 
+def _getitem(tx: "Tx", container: VariableTracker, key: VariableTracker, /) -> VariableTracker | None:
+    """Indexing gives the very item (never a copy); arrays index in the graph."""
+    if _involves_array([container], {}) or (container.is_python_constant() and key.is_python_constant()):
+        return None
+    return container.getitem(tx, key)
+
+
 def _sequence_binary(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
-    """Concatenation and repetition of sequences (fresh sequences, items shared), and indexing
-    of containers (the very item, never a copy)."""
+    """Concatenation and repetition of sequences: fresh sequences whose items are shared."""
 
     def apply(tx: "Tx", a: VariableTracker, b: VariableTracker, /) -> VariableTracker | None:
         from .sequences import BaseSequenceVariable
 
-        if fn is operator.getitem and (isinstance(a, BaseSequenceVariable) or a.is_mapping()):
-            return a.getitem(tx, b)
         if a.is_python_constant() and b.is_python_constant():
             return None
         if fn is operator.add and isinstance(a, BaseSequenceVariable) and type(a) is type(b):
@@ -433,12 +440,12 @@ def _sequence_binary(fn: Callable[..., Any]) -> Callable[..., VariableTracker | 
 
 
 _HANDLERS: dict[Any, Callable[..., VariableTracker | None]] = {
-    len: _len, bool: _bool, list: _list, tuple: _tuple, dict: _dict, set: _set, frozenset: _frozenset,
+    dict.fromkeys: _dict_fromkeys, len: _len, bool: _bool, list: _list, tuple: _tuple, dict: _dict, set: _set, frozenset: _frozenset,
     slice: _slice, range: _range, iter: _iter, next: _next, zip: _zip, enumerate: _enumerate,
     reversed: _reversed, map: _map, filter: _filter, sorted: _sorted, min: _extremum(min), max: _extremum(max),
     sum: _sum, any: _any_all(True), all: _any_all(False), isinstance: _isinstance, type: _type,
     super: _super, getattr: _getattr, hasattr: _hasattr, setattr: _setattr, delattr: _delattr, callable: _callable,
     operator.is_: _is(False), operator.is_not: _is(True), operator.contains: _contains,
     operator.add: _sequence_binary(operator.add), operator.mul: _sequence_binary(operator.mul),
-    operator.getitem: _sequence_binary(operator.getitem),
+    operator.getitem: _getitem,
 }

@@ -263,8 +263,8 @@ class UserObjectVariable(VariableTracker):
             result = method.call_function(tx, others, {})
             if not (result.is_python_constant() and result.as_python_constant() is NotImplemented):
                 return ConstantVariable(not result.truth_value(tx)) if negate else result
-        if not last_chance:
-            return None
+        if not last_chance and not (name in ("__eq__", "__ne__") and others[0].python_type().__module__ == "builtins"):
+            return None  # the right operand's reflected method decides (builtins never do: NotImplemented)
         if name in ("__eq__", "__ne__"):  # neither side decides: identity, as object.__eq__
             same = args[0] is args[1]
             return ConstantVariable(same if name == "__eq__" else not same)

@@ -372,3 +372,86 @@ def test_generator_function_is_inlined_lazily():
         return total, first, list(g), sum(gen(1.0, 4))
 
     check(f, (A, []), (B, [7]))
+
+
+# ---- special methods of user classes --------------------------------------------------------------
+
+class Vec(Struct):
+    def __init__(self, v):
+        self.v = v
+
+    def __add__(self, other):
+        return self.v + (other.v if isinstance(other, Vec) else other)
+
+    def __radd__(self, other):
+        return other + self.v * 10
+
+    def __neg__(self):
+        return -self.v
+
+    def __len__(self):
+        return 3
+
+    def __iter__(self):
+        yield self.v
+        yield self.v * 2
+
+    def __contains__(self, key):
+        return key == 1
+
+    def __getitem__(self, i):
+        return self.v * i
+
+    def __lt__(self, other):
+        return False
+
+
+def test_operators_and_protocols_of_user_objects():
+    def f(p, q, x):
+        return p + q, 1 + p, p + 2.0, -p, len(p), list(p), 1 in p, 2 in p, p[3], p < q, q > p, bool(p)
+
+    check(f, (Vec(A), Vec(B), A), (Vec(2.0), Vec(B), B))
+
+
+def test_equality_of_user_objects_without_eq_is_identity():
+    class Plain:  # no __eq__: == is identity (so the checker's copies cannot be compared)
+        pass
+
+    def f(a, b, x):
+        return a == a, a == b, a != b, a == 1, a != None, x  # noqa: E711
+
+    compiled = dynamo.compile(f, backend="eager")
+    p, q = Plain(), Plain()
+    assert compiled(p, q, A)[:5] == f(p, q, A)[:5] == (True, False, True, False, True)
+    assert fallbacks(compiled) == []
+
+
+def test_mutual_recursion():
+    def even(n):
+        return True if n == 0 else odd(n - 1)
+
+    def odd(n):
+        return False if n == 0 else even(n - 1)
+
+    def f(x, n):
+        return x * even(n), odd(n)
+
+    check(f, (A, 6), (A, 7))
+
+
+def test_import_inside_function():
+    def f(x):
+        import math
+        import numpy as np2
+        from math import sqrt
+        from numpy import linalg
+        return np2.sqrt(abs(x)) + math.pi + sqrt(4.0) + linalg.norm(x)
+
+    check(f, (A,), (B,))
+
+
+def test_sorted_is_stable_with_key_and_reverse():
+    def f(x, items):
+        return x, sorted(items, key=lambda t: t[0], reverse=True), sorted(items, key=lambda t: -t[0])
+
+    check(f, (A, [(1, "a"), (2, "b"), (1, "c"), (2, "d")]))

@@ -392,3 +392,63 @@ def test_iter_and_next_builtins():
         return x * first, second, rest, next(iter([]), "empty")
 
     check(f, (A, [1, 2, 3]), (A, [5]))
+
+
+def test_zip_strict_enumerate_start_and_fromkeys():
+    def f(x):
+        return (x, list(zip([1, 2], [3, 4], strict=True)), list(enumerate("ab", start=5)),
+                dict.fromkeys("ab", 0), dict.fromkeys([1, 2]))
+
+    check(f, (A,))
+
+
+def test_zip_strict_on_unequal_lengths_raises_like_python():
+    def f(x):
+        return list(zip([1, 2], [3], strict=True))
+
+    check(f, (A,), graph=False)
+
+
+def test_zip_stops_at_shortest_and_consumes_like_python():
+    def f(x):
+        it = iter([1, 2, 3])
+        pairs = list(zip(it, "ab"))
+        return x, pairs, list(it)
+
+    check(f, (A,))
+
+
+def test_closures_made_in_loops_and_comprehensions():
+    def f(x):
+        late = []
+        for i in range(3):
+            late.append(lambda: i)
+        bound = [(lambda j=j: j)() for j in range(3)]
+        cells = [lambda: k for k in range(2)]
+        k = 10
+        return x, [g() for g in late], bound, [g() for g in cells], (lambda: k)()
+
+    check(f, (A,))
+
+
+def test_walrus_in_comprehension_binds_in_the_function():
+    def f(x):
+        vals = [last := i * 2 for i in range(4)]
+        return x * last, vals
+
+    check(f, (A,))
+
+
+def test_set_and_dict_in_place_operators():
+    def f(x):
+        s = {1, 2}
+        s |= {3}
+        s &= {1, 3, 4}
+        s -= {1}
+        d = {"a": 1}
+        d |= {"b": 2}
+        t = (1,)
+        t += (x,)
+        return s, d, len(t), t[1]
+
+    check(f, (A,))

@@ -324,3 +324,119 @@ def test_mutation_then_exception_keeps_python_state():
         return x + lst[5]
 
     check(f, ([0], A), graph=False)
+
+
+# ---- aliasing: a trace that relied on two names being one object (or two) must not be reused
+# ---- for a call where that is no longer so ------------------------------------------------------
+
+def test_aliased_then_distinct_argument_lists_recompile():
+    def f(a, b):
+        a.append(1)
+        return len(b)
+
+    compiled = dynamo.compile(f, backend="eager")
+    shared = []
+    assert compiled(shared, shared) == 1 and shared == [1]
+    first, second = [], []
+    assert compiled(first, second) == 0 and first == [1] and second == []
+    third = []
+    assert compiled(third, third) == 1 and third == [1]
+
+
+def test_aliased_then_distinct_arrays_recompile():
+    def f(x, y):
+        return x + y
+
+    compiled = dynamo.compile(f, backend="eager")
+    a, b = np.ones(3), np.zeros(3)
+    np.testing.assert_array_equal(compiled(a, a), a + a)
+    np.testing.assert_array_equal(compiled(a, b), a + b)
+
+
+def test_identity_of_arguments_and_locals():
+    def f(a, b, x):
+        c = a
+        return a is b, a is c, a is not None, x is a, [] is a, c is not b
+
+    check(f, ([1], [1], A), ([], {}, A))
+
+
+# ---- closure cells -------------------------------------------------------------------------------
+
+def test_nonlocal_assignment_in_compiled_closure_is_written_back():
+    def make():
+        count = 0
+
+        def step(x):
+            nonlocal count
+            count += 1
+            return x * count
+        return step, lambda: count
+
+    step, read = make()
+    compiled = dynamo.compile(step, backend="eager")
+    np.testing.assert_array_equal(compiled(A), A * 1)
+    np.testing.assert_array_equal(compiled(A), A * 2)
+    assert read() == 2
+    assert fallbacks(compiled) == []
+
+
+def test_closure_defined_outside_mutates_its_cell():
+    def make_counter():
+        n = 0
+
+        def bump():
+            nonlocal n
+            n += 1
+            return n
+        return bump
+
+    def f(x, bump):
+        return x + bump() + bump()
+
+    bump = make_counter()
+    compiled = dynamo.compile(f, backend="eager")
+    np.testing.assert_array_equal(compiled(A, bump), A + 3)
+    assert bump() == 3
+    np.testing.assert_array_equal(compiled(A, bump), A + 9)  # the cell's new value is guarded
+    assert fallbacks(compiled) == []
+
+
+def _append_default(x, acc=[]):  # noqa: B006 (the shared default is the point)
+    acc.append(len(acc))
+    return x * len(acc)
+
+
+def test_mutable_default_argument_is_shared_across_calls():
+    def f(x):
+        return _append_default(x)
+
+    saved = _append_default.__defaults__[0][:]
+    try:
+        compiled = dynamo.compile(f, backend="eager")
+        np.testing.assert_array_equal(compiled(A), A * (len(saved) + 1))
+        np.testing.assert_array_equal(compiled(A), A * (len(saved) + 2))
+        assert _append_default.__defaults__[0] == saved + [len(saved), len(saved) + 1]
+    finally:
+        _append_default.__defaults__[0][:] = saved
+
+
+def test_list_grown_while_iterating_it():
+    def f(lst, x):
+        out = x
+        for v in lst:
+            if v < 3:
+                lst.append(v + 10)
+            out = out + v
+        return out
+
+    check(f, ([1, 2, 5], A), ([], A))
+
+
+def test_dict_resized_while_iterating_raises_like_python():
+    def f(d):
+        for k in d:
+            d[k + "x"] = 1
+        return d
+
+    check(f, ({"a": 1},), graph=False)
