@@ -131,6 +131,20 @@ def _np_real_imag(name: str) -> Any:
     return infer
 
 
+def _result_type(*arrays_and_dtypes: Any) -> np.dtype:
+    for x in arrays_and_dtypes:
+        if isinstance(x, list | tuple):
+            raise UnsupportedArguments("result_type of a list")
+    return probe(np.result_type, *arrays_and_dtypes)
+
+
+def _kind_query(fn: Any) -> Any:
+    def infer(x: Any) -> bool:
+        return bool(fn(np.empty(0, _operand(x).dtype)))  # depends on the dtype alone
+    infer.__name__ = fn.__name__
+    return infer
+
+
 def _register() -> None:
     register(OpInfo("ndarray.T", OpKind.VIEW, (Attribute("T"),), _transposed, view_of=_real_view_of))
     register(OpInfo("ndarray.mT", OpKind.VIEW, (Attribute("mT"),), _matrix_transposed,
@@ -148,6 +162,9 @@ def _register() -> None:
     register(OpInfo("numpy.shape", OpKind.METADATA, (np.shape,), _np_shape))
     register(OpInfo("numpy.ndim", OpKind.METADATA, (np.ndim,), _np_ndim))
     register(OpInfo("numpy.size", OpKind.METADATA, (np.size,), _np_size))
+    register(OpInfo("numpy.result_type", OpKind.METADATA, (np.result_type,), _result_type))
+    for fn in (np.iscomplexobj, np.isrealobj):
+        register(OpInfo(f"numpy.{fn.__name__}", OpKind.METADATA, (fn,), _kind_query(fn)))
 
 
 _register()

@@ -14,8 +14,8 @@ import numpy as np
 from ..tensor_meta import TensorMeta
 from .errors import DataDependentShape, UnsupportedArguments
 from .gufunc import gufunc_shapes
-from .operands import (check_out, check_symbolic_scalars, is_ndarray, is_numpy_operand, lift,
-                       operand_shape, out_effects)
+from .operands import (PY_SCALARS, check_out, check_symbolic_scalars, is_ndarray, is_numpy_operand,
+                       lift, operand_shape, out_effects)
 from .promotion import ArrayOut, meta_of, probe, probe_method
 from .registry import ArgRef, Method, OpInfo, OpKind, register
 from .shapes import broadcast_shapes, fits_into, shape_str
@@ -350,6 +350,43 @@ def _register_functions() -> None:
         register(row)
 
 
+def numpy_scalar_types() -> list[type]:
+    """np.float32, np.int8, np.bool_, ...: the numeric scalar types, each once."""
+    seen: dict[int, type] = {}
+    for t in np.sctypeDict.values():
+        if np.dtype(t).kind in "biufc":
+            seen.setdefault(id(t), t)
+    return sorted(seen.values(), key=lambda t: t.__name__)
+
+
+def _scalar_type_rule(scalar_type: type) -> Callable[..., Any]:
+    """np.float32(x): a NumPy scalar from a scalar or 0-d input, a cast array from an array."""
+    def infer(value: Any = 0, /) -> TensorMeta:
+        if not isinstance(value, PY_SCALARS) and not is_numpy_operand(value) \
+                and not isinstance(value, list | tuple):
+            raise UnsupportedArguments(f"{scalar_type.__name__}({type(value).__name__}) is not modelled")
+        value = lift(value)
+        return _single(probe(scalar_type, value), scalar_type.__name__).meta(operand_shape(value))
+    infer.__name__ = scalar_type.__name__
+    return infer
+
+
+def _scalar_type_view_of(scalar_type: type) -> Callable[..., Any]:
+    def view_of(value: Any = 0, /) -> ArgRef | None:
+        # an array that already has this dtype comes back as itself
+        meta = meta_of(value)
+        if meta is None or meta.scalar or meta.ndim == 0:
+            return None
+        return 0 if meta.dtype == np.dtype(scalar_type) else None
+    return view_of
+
+
+def _register_scalar_types() -> None:
+    for t in numpy_scalar_types():
+        register(OpInfo(f"numpy.{t.__name__}", OpKind.ELEMENTWISE, (t,), _scalar_type_rule(t),
+                        view_of=_scalar_type_view_of(t)))
+
+
 def _register_ufuncs() -> None:
     seen: set[int] = set()
     for ufunc in numpy_ufuncs().values():
@@ -361,3 +398,4 @@ def _register_ufuncs() -> None:
 _register_ufuncs()
 _register_operators()
 _register_functions()
+_register_scalar_types()

@@ -141,7 +141,7 @@ def _run(call: Callable[[], Any]) -> tuple[bool, Any]:
             with np.errstate(all="ignore"):
                 return True, summarize(call())
     except Exception as exc:  # NumPy's own error for these argument types: replayed to the caller
-        return False, exc
+        return False, exc.with_traceback(None)  # keep no frames alive in the memo
 
 
 def _memoized(key: Any, call: Callable[[], Any]) -> Any:
@@ -152,6 +152,9 @@ def _memoized(key: Any, call: Callable[[], Any]) -> Any:
             _MEMO.put(key, hit)
     ok, value = hit
     if not ok:
+        # the same instance is replayed (a copy could change its type): drop what the last
+        # raise attached so the memo keeps no foreign exceptions alive
+        value.__context__ = value.__cause__ = None
         raise value.with_traceback(None)
     return value
 

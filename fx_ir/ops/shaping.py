@@ -13,7 +13,7 @@ from numpy.exceptions import AxisError
 from ..tensor_meta import TensorMeta
 from .errors import DataDependentShape, UnsupportedArguments
 from .operands import array_meta, is_ndarray, lift, operand_shape
-from .promotion import ArrayOut, meta_of, probe, probe_method
+from .promotion import ArrayOut, check_dtype, meta_of, probe, probe_method
 from .registry import ArgRef, Attribute, Method, OpInfo, OpKind, register
 from .shapes import (Shape, as_int, broadcast_shapes_api, broadcast_to_shape, normalize_axes,
                      normalize_axis, shape_arg, shape_str, slice_length)
@@ -375,6 +375,23 @@ def _unstack(x: Any, /, *, axis: Any = 0) -> tuple[TensorMeta, ...]:
     return (piece,) * count
 
 
+def _view_method(a: Any, *args: Any, **kwargs: Any) -> TensorMeta:
+    """a.view() and a.view(dtype) of the same itemsize; other itemsizes depend on the strides."""
+    meta = meta_of(a)
+    if meta is None:
+        raise UnsupportedArguments("view() of a NumPy scalar")
+    dtype = kwargs.pop("dtype", args[0] if args else None)
+    if kwargs.pop("type", None) is not None or len(args) > 1 or kwargs:
+        raise UnsupportedArguments("view(type=...) makes an ndarray subclass")
+    if isinstance(dtype, type) and issubclass(dtype, np.ndarray):
+        raise UnsupportedArguments("view(ndarray subclass) is not modelled")
+    new = meta.dtype if dtype is None else np.dtype(dtype)
+    check_dtype(new)
+    if new.itemsize != meta.dtype.itemsize:
+        raise UnsupportedArguments("view() with another itemsize needs a contiguous last axis")
+    return TensorMeta(meta.shape, new)
+
+
 # ---------------------------------------------------------------- registration
 
 def _register() -> None:
@@ -395,6 +412,7 @@ def _register() -> None:
         ("numpy.flipud", (np.flipud,), _flip_fixed(np.flipud)),
         ("numpy.diagonal", (np.diagonal,), _diagonal),
         ("ndarray.diagonal", (Method("diagonal"),), _diagonal_method),
+        ("ndarray.view", (Method("view"),), _view_method),
     ]
     for name, targets, infer in views:
         register(OpInfo(name, OpKind.VIEW, targets, infer, view_of=view_of_first))

@@ -4,10 +4,13 @@
 """
 from __future__ import annotations
 
+import os
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from hypothesis import settings
 
 from dynamo.fx_ir.ops import Attribute, Method, OpRuleError, lookup_attribute, lookup_function, lookup_method
 from dynamo.fx_ir.tensor_meta import TensorMeta
@@ -16,6 +19,15 @@ DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64,
                                 np.uint32, np.uint64, np.float16, np.float32, np.float64,
                                 np.complex64, np.complex128)]
 RNG = np.random.default_rng(0)
+
+# DYNAMO_OPS_EXAMPLES=<factor> runs every property test with factor times more random examples;
+# by default the examples are derandomized, so the suite is deterministic and fast
+_SCALE = int(os.environ.get("DYNAMO_OPS_EXAMPLES", "1"))
+
+
+def examples(n: int) -> Callable[[Any], Any]:
+    """Hypothesis settings for a property test of about n examples."""
+    return settings(max_examples=n * _SCALE, deadline=None, derandomize=_SCALE == 1, database=None)
 
 
 def sample(shape: tuple[int, ...] = (), dtype: Any = np.float64, rng: np.random.Generator = RNG,

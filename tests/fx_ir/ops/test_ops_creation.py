@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from ops_harness import DTYPES, Const, check, sample
+from ops_harness import DTYPES, Const, check, examples, sample
 
 from dynamo.fx_ir.ops import UnsupportedArguments, infer_meta, lookup_function
 from dynamo.fx_ir.tensor_meta import TensorMeta
@@ -55,7 +55,7 @@ def test_like() -> None:
 ARANGE_VALUES = st.one_of(st.integers(-20, 20), st.floats(-20, 20, allow_nan=False).map(lambda x: round(x, 3)))
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(start=ARANGE_VALUES, stop=ARANGE_VALUES,
        step=st.one_of(st.integers(-5, 5), st.sampled_from([0.1, 0.3, -0.7, 1.5, 1e-2, 0.25])))
 def test_arange_lengths(start: float, stop: float, step: float) -> None:
@@ -80,7 +80,7 @@ def test_arange_cases() -> None:
     check(np.arange)
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(num=st.integers(-1, 7), endpoint=st.booleans(), axis=st.integers(-3, 2),
        start_shape=st.sampled_from([(), (3,), (2, 1)]), dtype=st.sampled_from([None, np.int32, np.float32]))
 def test_linspace_family(num: int, endpoint: bool, axis: int, start_shape: tuple[int, ...],

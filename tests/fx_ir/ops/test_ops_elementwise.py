@@ -9,10 +9,10 @@ import operator
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from ops_harness import DTYPES, check, sample
+from ops_harness import DTYPES, check, examples, sample
 
 from dynamo.fx_ir.ops import Method, UnsupportedArguments, infer_meta
 from dynamo.fx_ir.ops.elementwise import numpy_ufuncs
@@ -191,7 +191,7 @@ def test_operators_without_arrays_are_plain_python() -> None:
         infer_meta(operator.eq, TensorMeta((3,), np.float64), None)
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=4, max_side=3),
        dtypes=st.lists(st.sampled_from(DTYPES), min_size=3, max_size=3))
 def test_broadcasting_matches_numpy(shapes: object, dtypes: list[np.dtype]) -> None:
@@ -201,7 +201,7 @@ def test_broadcasting_matches_numpy(shapes: object, dtypes: list[np.dtype]) -> N
     check(np.clip, a, b, c)
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(left=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3),
        right=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3))
 def test_incompatible_broadcasting_raises_like_numpy(left: tuple[int, ...], right: tuple[int, ...]) -> None:
@@ -255,3 +255,15 @@ def test_symbolic_python_int_operands() -> None:
         assert any(str(g) == "n <= 127" or "127" in str(g) for g in oracle.guards)
     with using_oracle(HintOracle({n: 500})), pytest.raises(UnsupportedArguments):
         infer_meta(np.add, i8, n)
+
+
+def test_scalar_type_constructors() -> None:
+    from dynamo.fx_ir.ops.elementwise import numpy_scalar_types
+    for scalar_type in numpy_scalar_types():
+        for dtype in DTYPES[::2]:
+            check(scalar_type, sample((2, 3), dtype))      # an array in: a cast array (or itself)
+            check(scalar_type, sample((), dtype))          # 0-d in: a NumPy scalar
+            check(scalar_type, sample(dtype=dtype, scalar=True))
+        for value in (True, 3, 300, -1, 2.5, 1j, [1, 2]):
+            check(scalar_type, value)
+    check(np.float64, sample((3,)))                          # the very same array

@@ -8,10 +8,10 @@ import operator
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from ops_harness import check, sample
+from ops_harness import check, examples, sample
 
 from dynamo.fx_ir.ops import DataDependentShape, Method, infer_meta, lookup_function
 from dynamo.fx_ir.tensor_meta import TensorMeta
@@ -63,21 +63,21 @@ def _has_mask(key: object) -> bool:
     return any(isinstance(i, np.ndarray) and i.dtype == bool for i in items)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(case=index_case())
 def test_getitem_matches_numpy(case: tuple[np.ndarray, object]) -> None:
     a, key = case
     check(operator.getitem, a, key)
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(case=index_case(traced=True))
 def test_getitem_with_traced_masks(case: tuple[np.ndarray, object]) -> None:
     a, key = case
     check(operator.getitem, a, key, _expect=DataDependentShape if _has_mask(key) else None)
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(case=index_case(), value_kind=st.sampled_from(["scalar", "same", "lead1", "row", "bad", "list"]))
 def test_setitem_matches_numpy(case: tuple[np.ndarray, object], value_kind: str) -> None:
     a, key = case

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from ops_harness import DTYPES, check, sample
+from ops_harness import DTYPES, check, examples, sample
 
 from dynamo.fx_ir.ops import Method, UnsupportedArguments, infer_meta
 from dynamo.fx_ir.tensor_meta import TensorMeta
@@ -17,7 +17,7 @@ from dynamo.fx_ir.tensor_meta import TensorMeta
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3)
 
 
-@settings(max_examples=80, deadline=None)
+@examples(80)
 @given(a=SHAPES, b=SHAPES, dtypes=st.tuples(st.sampled_from(DTYPES), st.sampled_from(DTYPES)))
 def test_products_match_numpy(a: tuple[int, ...], b: tuple[int, ...], dtypes: tuple[np.dtype, np.dtype]) -> None:
     x, y = sample(a, dtypes[0]), sample(b, dtypes[1])
@@ -82,7 +82,7 @@ def test_einsum_dtypes_and_keywords() -> None:
         infer_meta(np.einsum, TensorMeta((2, 3), np.float64), [0, 1])
 
 
-@settings(max_examples=50, deadline=None)
+@examples(50)
 @given(shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3),
        ord=st.sampled_from([None, 1, 2, -1, np.inf, -np.inf, "fro", "nuc", 0, 3]),
        axis=st.sampled_from([None, 0, -1, 1, (0, 1), (1, 0), (0, 0), (-2, -1)]),

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from ops_harness import DTYPES, check, sample
+from ops_harness import DTYPES, check, examples, sample
 
 from dynamo.fx_ir.ops import Method, UnsupportedArguments, infer_meta
 from dynamo.fx_ir.tensor_meta import TensorMeta
@@ -35,7 +35,7 @@ def reduction_case(draw: st.DrawFn) -> tuple[np.ndarray, object, bool]:
     return sample(shape, dtype), draw(_axis(len(shape))), draw(st.booleans())
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(case=reduction_case())
 def test_reductions_match_numpy(case: tuple[np.ndarray, object, bool]) -> None:
     a, axis, keepdims = case
@@ -50,7 +50,7 @@ def test_reductions_match_numpy(case: tuple[np.ndarray, object, bool]) -> None:
         check(Method(name), a, axis, keepdims=keepdims)
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(case=reduction_case())
 def test_arg_reductions_and_scans_match_numpy(case: tuple[np.ndarray, object, bool]) -> None:
     a, axis, keepdims = case

@@ -156,3 +156,16 @@ def test_signatures_are_annotated() -> None:
                 missing = [a.arg for a in args if a.annotation is None and a.arg not in ("self", "cls")]
                 assert not missing, f"{path.name}:{node.lineno} {node.name}: unannotated {missing}"
                 assert node.returns is not None, f"{path.name}:{node.lineno} {node.name}: no return annotation"
+
+
+def test_dtype_queries_and_views() -> None:
+    for dtype in DTYPES:
+        a = sample((2, 3), dtype)
+        check(np.result_type, a, 1.0)
+        check(np.result_type, a, sample((), np.int8))
+        check(np.iscomplexobj, a)
+        check(np.isrealobj, a)
+        check(Method("view"), a)
+        check(Method("view"), a, np.dtype(f"i{dtype.itemsize}") if dtype.itemsize in (1, 2, 4, 8) else dtype)
+    with pytest.raises(UnsupportedArguments):
+        infer_meta("view", TensorMeta((2, 4), np.float64), np.float32)   # itemsize change: layout

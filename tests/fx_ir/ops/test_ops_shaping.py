@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from ops_harness import DTYPES, check, sample
+from ops_harness import DTYPES, check, examples, sample
 
 from dynamo.fx_ir.ops import Attribute, Method, UnsupportedArguments, infer_meta, lookup_function
 from dynamo.fx_ir.tensor_meta import TensorMeta
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4), data=st.data())
 def test_reshape_matches_numpy(shape: tuple[int, ...], data: st.DataObject) -> None:
     a = sample(shape, data.draw(st.sampled_from(DTYPES)))
@@ -50,7 +50,7 @@ def test_reshape_cases() -> None:
     assert info.layout_view and info.effects(TensorMeta((6,), np.float64), (2, 3)).view_of == 0
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=3), data=st.data())
 def test_axis_permutations(shape: tuple[int, ...], data: st.DataObject) -> None:
     a = sample(shape)
@@ -98,7 +98,7 @@ def test_transpose_errors_and_scalars() -> None:
     check(np.expand_dims, np.int8(1), 0)
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),
        target=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=3))
 def test_broadcasting_views(shapes: object, target: tuple[int, ...]) -> None:
