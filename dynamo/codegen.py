@@ -23,6 +23,7 @@ class PyCodegen:
         self.instructions: list[Instr] = []
         self.graph_outputs: list["ArrayVariable"] = []
         self._output_index: dict[Any, int] = {}
+        self._built: dict[int, tuple["VariableTracker", str]] = {}  # fresh objects built so far
 
     # ---- primitive emitters ---------------------------------------------------------------------
     def append(self, *instrs: Instr) -> None:
@@ -94,6 +95,22 @@ class PyCodegen:
         """Stack: new_items, container -> container[:] = new_items."""
         self.load_const(slice(None))
         self.append(Instr("STORE_SUBSCR"))
+
+    # ---- objects made by the trace: built once, so that identity survives -----------------------------
+    def load_built(self, value: "VariableTracker") -> bool:
+        """Push `value` again if this code already built it (`l` returned and stored in `obj.a`
+        is one list, not two); False if it has not been built yet."""
+        built = self._built.get(id(value))
+        if built is None or built[0] is not value:
+            return False
+        self.append(Instr("LOAD_FAST", built[1]))
+        return True
+
+    def remember_built(self, value: "VariableTracker") -> None:
+        """Stack: the object just built for `value` (left there), kept for load_built."""
+        name = f"___built_{len(self._built)}"
+        self._built[id(value)] = (value, name)
+        self.append(Instr("COPY", 1), Instr("STORE_FAST", name))
 
     # ---- values -------------------------------------------------------------------------------------
     def load_source(self, source: Any) -> None:

@@ -121,8 +121,8 @@ class ContainersMixin:
         return ConstantVariable(format(raw, spec))
 
     def constants(self, values: list[VariableTracker], what: str) -> list:
-        if not all(v.is_python_constant() for v in values):
-            culprit = next(v for v in values if not v.is_python_constant())
+        if not all(v.has_constant_contents() for v in values):
+            culprit = next(v for v in values if not v.has_constant_contents())
             unsupported(Category.DATA_DEPENDENT_VALUE, f"{what} needs the value of {culprit.describe()}",
                         "format values outside the compiled function, or accept a graph break here")
         return [v.as_python_constant() for v in values]

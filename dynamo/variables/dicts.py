@@ -182,7 +182,10 @@ class ConstDictVariable(VariableTracker):
         if self.source is not None:
             codegen.load_source(self.source)
             return
+        if codegen.load_built(self):
+            return
         self.build(codegen)
+        codegen.remember_built(self)
 
     def build(self, codegen: "PyCodegen") -> None:
         for key, value in self.items.items():

@@ -96,9 +96,12 @@ class BaseSequenceVariable(VariableTracker):
         if self.source is not None:  # the same object (mutations were written back)
             codegen.load_source(self.source)
             return
+        if codegen.load_built(self):
+            return
         for item in self.items:
             item.reconstruct(codegen)
         codegen.build(self.python_class, len(self.items))
+        codegen.remember_built(self)
 
 
 class TupleVariable(BaseSequenceVariable):

@@ -97,10 +97,13 @@ class SetVariable(VariableTracker):
         if self.source is not None:
             codegen.load_source(self.source)
             return
+        if codegen.load_built(self):
+            return
         # what CPython compiles a set display to: an empty set updated from a frozenset
         codegen.build(set, 0)
         codegen.load_const(frozenset(self.value))
         codegen.set_update()
+        codegen.remember_built(self)
 
 
 class SetIteratorVariable(IteratorVariable):

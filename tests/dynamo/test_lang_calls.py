@@ -455,3 +455,42 @@ def test_sorted_is_stable_with_key_and_reverse():
         return x, sorted(items, key=lambda t: t[0], reverse=True), sorted(items, key=lambda t: -t[0])
 
     check(f, (A, [(1, "a"), (2, "b"), (1, "c"), (2, "d")]))
+
+
+def test_keyword_only_calls_and_dict_unpacking_into_calls():
+    def f(x):
+        def g(a, *, b, c=3, **rest):
+            return a + b + c + len(rest)
+        return g(x, b=1), g(x, b=2, c=4, d=5), g(**{"a": x, "b": 0})
+
+    check(f, (A,))
+
+
+def test_repeated_keyword_in_call_raises_like_python():
+    def f(x):
+        def g(**kw):
+            return kw
+        return g(**{"a": 1}, **{"a": 2})
+
+    check(f, (A,), graph=False)
+
+
+def test_compiled_function_with_star_args_and_keyword_only():
+    def f(x, *args, k=1, **kw):
+        return x * k + len(args) + len(kw)
+
+    compiled = dynamo.compile(f, backend="eager")
+    np.testing.assert_array_equal(compiled(A, 1, 2, k=3, z=4), f(A, 1, 2, k=3, z=4))
+    np.testing.assert_array_equal(compiled(A), f(A))
+    assert fallbacks(compiled) == []
+
+
+def test_closure_returned_by_inner_function_then_called():
+    def f(x):
+        def outer(y):
+            def inner(z):
+                return z + y
+            return inner
+        return outer(1)(x), outer(2)(x)
+
+    check(f, (A,))

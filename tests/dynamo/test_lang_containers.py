@@ -2,7 +2,8 @@
 iterables (range, zip, enumerate, reversed, dict views, an array's first axis), compiled vs plain."""
 import numpy as np
 
-from support import assert_matches_python, compile_with_counter
+import dynamo
+from support import assert_matches_python, compile_with_counter, fallbacks
 
 A = np.arange(6.0).reshape(2, 3)
 B = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
@@ -452,3 +453,61 @@ def test_set_and_dict_in_place_operators():
         return s, d, len(t), t[1]
 
     check(f, (A,))
+
+
+def test_returned_containers_of_every_kind():
+    def f(x, lst):
+        return {1, 2}, type(lst), type(x), range(3), slice(1, 2), (1, [2, {"a": x}]), x[slice(None)]
+
+    check(f, (A, [1]))
+
+
+def test_generator_expression_partially_consumed():
+    def f(x):
+        g = (i * 2 for i in range(4))
+        first = next(g)
+        return x * first, list(g), next(g, "done")
+
+    check(f, (A,))
+
+
+def test_escaping_generator_or_closure_falls_back():
+    def gen(x):
+        return (i * x for i in range(2))
+
+    def closure(x):
+        def inner():
+            return x
+        return inner
+
+    for fn in (gen, closure):
+        compiled = dynamo.compile(fn, backend="eager")
+        assert type(compiled(A)) is type(fn(A))
+        assert "cannot leave" in fallbacks(compiled)[0]
+
+
+def test_list_slice_assignment_and_deletion_with_steps():
+    def f(x):
+        items = list(range(10))
+        del items[2:8:2]
+        items[1:3] = "ab"
+        items[::3] = [0] * len(items[::3])
+        return items, x, items[-1], items[-len(items)]
+
+    check(f, (A,))
+
+
+def test_index_out_of_range_raises_like_python():
+    def f(x, items):
+        return x + items[5]
+
+    check(f, (A, [1]), graph=False)
+
+
+def test_unpacking_dicts_and_items():
+    def f(x, d):
+        a, b = d
+        (key, value), = list({"z": 1}.items())
+        return x, a, b, key, value
+
+    check(f, (A, {"p": 1, "q": 2}))

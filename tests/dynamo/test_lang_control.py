@@ -180,3 +180,38 @@ def test_ternaries_and_boolean_operators_in_branches():
         return y if b is None else y * b
 
     check(f, (A, 1, 0), (A, 0, None), (A, 1, 2), (A, 0, 0))
+
+
+def test_while_else_with_break():
+    def f(x, n):
+        i = 0
+        while i < n:
+            i += 1
+            if i == 10:
+                break
+        else:
+            x = x + 100
+        return x, i
+
+    check(f, (A, 3), (A, 12))
+
+
+def test_chained_comparison_evaluates_middle_once():
+    def f(x):
+        calls = []
+
+        def middle():
+            calls.append(1)
+            return 5
+        return x, 1 < middle() < 10, calls
+
+    check(f, (A,))
+
+
+def test_print_gives_up_and_prints_once(capsys):
+    def f(x):
+        print("hello")
+        return x + 1
+
+    check(f, (A,), graph=False)
+    assert capsys.readouterr().out == "hello\nhello\n"  # plain run, then the compiled one

@@ -440,3 +440,46 @@ def test_dict_resized_while_iterating_raises_like_python():
         return d
 
     check(f, ({"a": 1},), graph=False)
+
+
+def test_list_made_in_frame_stored_twice_and_returned_is_one_object():
+    def f(obj, x):
+        made = [x]
+        obj.a = made
+        obj.b = made
+        return made, made
+
+    compiled = dynamo.compile(f, backend="eager")
+    box = Box()
+    first, second = compiled(box, A)
+    assert first is second is box.a is box.b
+    assert fallbacks(compiled) == []
+
+
+def test_global_list_appended_and_returned():
+    def f(x):
+        HISTORY.append(x)
+        return HISTORY
+
+    _reset_globals()
+    compiled = dynamo.compile(f, backend="eager")
+    assert compiled(A) is HISTORY and len(HISTORY) == 1
+    assert compiled(B) is HISTORY and len(HISTORY) == 2
+    assert fallbacks(compiled) == []
+    _reset_globals()
+
+
+def test_dict_pop_and_reinsert_moves_key_to_end():
+    def f(d):
+        d["b"] = d.pop("a")
+        return list(d.items())
+
+    check(f, ({"a": 1, "c": 2},))
+
+
+def test_kwargs_keep_call_order():
+    def f(**kw):
+        return list(kw)
+
+    compiled = dynamo.compile(f, backend="eager")
+    assert compiled(b=1, a=2) == ["b", "a"] and compiled(a=1, b=2) == ["a", "b"]

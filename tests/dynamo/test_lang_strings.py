@@ -108,3 +108,19 @@ def test_bytes_and_encode():
         return x * len(b), b + b"!", b.decode().upper()
 
     check(f, (A, "héllo"), (A, ""))
+
+
+def test_fstring_of_containers_of_constants():
+    def f(x, d):
+        return x, f"{d}", f"{[1, 'a']}", f"{(1,)}", f"{None}", f"{d['k']:>5}", f"{ {1} }"
+
+    check(f, (A, {"k": "v"}))
+
+
+def test_split_join_reversed_and_conversions():
+    def f(x, s, n):
+        words = s.split()
+        return (x, words, " ".join(reversed(words)), s.upper().lower(), bool(n), int(True), float(n),
+                str(n), "{:,}".format(n * 1000))
+
+    check(f, (A, "a b  c", 3), (A, "", 0))
