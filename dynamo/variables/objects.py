@@ -7,9 +7,11 @@ import functools
 import inspect
 import sys
 import types
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..exc import Category, unsupported
+from ..guards import GuardKind
 from ..side_effects import DELETED
 from ..sources import AttrSource, ItemSource, Source
 from .base import VariableTracker
@@ -19,6 +21,19 @@ if TYPE_CHECKING:
     from ..translator.core import InstructionTranslatorBase as Tx
 
 _MISSING = object()
+
+
+@dataclass(frozen=True)
+class InstanceLacks:
+    """Guard predicate: the object's own __dict__ has no `name` (the C guard calls it)."""
+
+    name: str
+
+    def __call__(self, value: Any) -> bool:
+        return self.name not in value.__dict__
+
+    def describe(self, source_name: str) -> str:
+        return f"{self.name!r} not in vars({source_name})"
 
 
 class PythonModuleVariable(VariableTracker):
@@ -172,7 +187,11 @@ class UserObjectVariable(VariableTracker):
         pending = tx.output.side_effects.pending_attr(self.source, name)
         if pending is not None:
             return pending
-        return getattr(self.value, "__dict__", {}).get(name, _MISSING)
+        own = getattr(self.value, "__dict__", {}).get(name, _MISSING)
+        if own is _MISSING and self.source is not None and hasattr(self.value, "__dict__"):
+            # the trace relies on the absence (a class attribute, hasattr() False): guard it
+            tx.output.guard(self.source, GuardKind.CALL, InstanceLacks(name))
+        return own
 
     def _custom_hook(self, name: str) -> None:
         cls = type(self.value)

@@ -272,3 +272,20 @@ def test_module_attribute_of_numpy():
         return np.float64(2.0) * x + np.pi + np.e
 
     check(f, (A,), (B,))
+
+
+def test_attribute_added_later_recompiles():
+    class Holder(Struct):
+        scale = 2.0
+
+    def f(obj, x):
+        return x * obj.scale, hasattr(obj, "extra")
+
+    compiled = dynamo.compile(f, backend="eager")
+    obj = Holder()
+    np.testing.assert_array_equal(compiled(obj, A)[0], A * 2.0)
+    obj.scale = 5.0  # now an instance attribute shadows the class one
+    obj.extra = 1
+    out, has_extra = compiled(obj, A)
+    np.testing.assert_array_equal(out, A * 5.0)
+    assert has_extra is True
