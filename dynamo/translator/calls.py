@@ -1,16 +1,12 @@
 """Calls and functions: CALL (with PRECALL/KW_NAMES on 3.11-3.12, CALL_KW on 3.13),
-CALL_FUNCTION_EX, MAKE_FUNCTION and SET_FUNCTION_ATTRIBUTE, RETURN_VALUE, CALL_INTRINSIC_1."""
+CALL_FUNCTION_EX, MAKE_FUNCTION and SET_FUNCTION_ATTRIBUTE, RETURN_VALUE."""
 from __future__ import annotations
 
 from bytecode import Instr
 
 from .. import bytecode_compat as compat
-from ..exc import Category, unsupported
 from ..variables.base import NULL, VariableTracker
-from ..variables.builtins import BuiltinVariable
-from ..variables.constant import ConstantVariable
 from ..variables.functions import NestedFunctionVariable
-from ..variables.sequences import TupleVariable
 from .core import ReturnSignal
 
 
@@ -81,16 +77,3 @@ class CallsMixin:
         elif inst.arg & 0x01:
             fn.defaults = tuple(value.unpack(self))
         self.push(fn)
-
-
-def call_intrinsic_1(tx, inst: Instr) -> None:
-    name = getattr(inst.arg, "name", str(inst.arg))
-    value = tx.pop()
-    if name == "INTRINSIC_LIST_TO_TUPLE":
-        tx.push(TupleVariable(value.unpack(tx)))
-    elif name == "INTRINSIC_UNARY_POSITIVE":
-        import operator
-
-        tx.push(BuiltinVariable(operator.pos).call_function(tx, [value], {}))
-    else:
-        unsupported(Category.UNSUPPORTED_OPCODE, f"CALL_INTRINSIC_1 {name} is not supported yet")

@@ -8,6 +8,7 @@ import operator
 from bytecode import BinaryOp, Compare, Instr
 
 from .. import bytecode_compat as compat
+from ..exc import Category, unsupported
 from ..variables.base import VariableTracker
 from ..variables.builtins import BuiltinVariable
 from ..variables.constant import ConstantVariable
@@ -31,6 +32,10 @@ COMPARE_OPERATORS = {
     Compare.LT: operator.lt, Compare.LE: operator.le, Compare.EQ: operator.eq,
     Compare.NE: operator.ne, Compare.GT: operator.gt, Compare.GE: operator.ge,
 }
+
+
+# The CALL_INTRINSIC_1 functions an ordinary function body runs: `+x`, and `(*a, *b)` (3.12+).
+INTRINSICS_1 = {"INTRINSIC_UNARY_POSITIVE": operator.pos, "INTRINSIC_LIST_TO_TUPLE": tuple}
 
 
 class OperatorsMixin:
@@ -79,10 +84,11 @@ class OperatorsMixin:
     def TO_BOOL(self, inst: Instr) -> None:
         self.push(ConstantVariable(self.pop().truth_value(self)))
 
-    def CALL_INTRINSIC_1(self, inst: Instr) -> None:
-        from .calls import call_intrinsic_1
-
-        call_intrinsic_1(self, inst)
+    def CALL_INTRINSIC_1(self, inst: Instr) -> None:  # 3.12+
+        name = getattr(inst.arg, "name", str(inst.arg))
+        if name not in INTRINSICS_1:  # the others belong to modules, handlers and type parameters
+            unsupported(Category.UNSUPPORTED_OPCODE, f"the intrinsic {name} is not captured yet (CALL_INTRINSIC_1)")
+        self.push(self.apply(INTRINSICS_1[name], self.pop()))
 
     # ---- subscripts and slices ---------------------------------------------------------------------------
     def BINARY_SUBSCR(self, inst: Instr) -> None:
