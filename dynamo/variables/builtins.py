@@ -4,7 +4,9 @@ structurally (their identity and laziness kept exactly as CPython's)."""
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
+import itertools
 import math
 import operator
 from typing import TYPE_CHECKING, Any, Callable
@@ -49,6 +51,8 @@ OPERATOR_DUNDERS: dict[Any, tuple[str | None, str | None]] = {
 
 
 class BuiltinVariable(VariableTracker):
+    """A builtin function or class (and the few C-level library callables with a handler)."""
+
     def __init__(self, fn: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.fn = fn
@@ -100,6 +104,11 @@ class BuiltinVariable(VariableTracker):
         if self.source is not None:
             return super().reconstruct(codegen)
         codegen.load_const(self.fn)
+
+
+def has_handler(fn: Any) -> bool:
+    """Whether calls of `fn` are handled structurally here (some are classes, not builtins)."""
+    return fn in _HANDLERS
 
 
 def _accepts(handler: Callable[..., Any], args: Args, kwargs: Kwargs) -> bool:
@@ -439,6 +448,74 @@ def _sequence_binary(fn: Callable[..., Any]) -> Callable[..., VariableTracker | 
     return apply
 
 
+# ---- functools and itertools --------------------------------------------------------------------
+
+def _reduce(tx: "Tx", fn: VariableTracker, iterable: VariableTracker, /, *initial: VariableTracker) -> VariableTracker:
+    iterator = iterable.iterator(tx)
+    total = initial[0] if initial else iterator.next_item(tx)
+    if total is None:
+        unsupported(Category.EXCEPTION, "reduce() of an empty iterable with no initial value raises TypeError")
+    while (item := iterator.next_item(tx)) is not None:
+        total = fn.call_function(tx, [total, item], {})
+    return total
+
+
+def _chain(tx: "Tx", /, *iterables: VariableTracker) -> VariableTracker:
+    from .iterators import ChainVariable
+
+    return ChainVariable([i.iterator(tx) for i in iterables])
+
+
+def _combinatoric(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
+    """product/combinations/permutations: CPython takes its pools whole when it is called, then
+    yields tuples of their items (the very items, in CPython's order)."""
+
+    def build(tx: "Tx", /, *args: VariableTracker, **kwargs: VariableTracker) -> VariableTracker | None:
+        from .iterators import ListIteratorVariable
+        from .sequences import TupleVariable
+
+        pools = [a.unpack(tx) for a in args] if fn is itertools.product else [args[0].unpack(tx)]
+        extra = [_constant(a, f"itertools.{fn.__name__}()") for a in args[1:]] if fn is not itertools.product else []
+        options = {k: _constant(v, f"itertools.{fn.__name__}()") for k, v in kwargs.items()}
+        try:
+            picks = list(fn(*[range(len(p)) for p in pools], *extra, **options))
+        except (TypeError, ValueError) as error:
+            unsupported(Category.EXCEPTION, f"itertools.{fn.__name__} raises {type(error).__name__}: {error}")
+        tx.check_unroll_budget(len(picks), f"itertools.{fn.__name__}")
+        if fn is itertools.product:
+            repeated = pools * options.get("repeat", 1)
+            rows = [TupleVariable([repeated[i][j] for i, j in enumerate(pick)]) for pick in picks]
+        else:
+            rows = [TupleVariable([pools[0][j] for j in pick]) for pick in picks]
+        return ListIteratorVariable(rows)
+
+    return build
+
+
+def _count(tx: "Tx", /, start: VariableTracker | None = None, step: VariableTracker | None = None) -> VariableTracker:
+    from .iterators import CountVariable
+
+    counter = itertools.count(_constant(start, "count()") if start else 0, _constant(step, "count()") if step else 1)
+    return CountVariable(lambda: ConstantVariable(next(counter)))
+
+
+def _repeat(tx: "Tx", value: VariableTracker, /, times: VariableTracker | None = None) -> VariableTracker:
+    from .iterators import CountVariable
+
+    return CountVariable(lambda: value, None if times is None else max(0, _constant(times, "repeat()")))
+
+
+def _islice(tx: "Tx", iterable: VariableTracker, /, *bounds: VariableTracker) -> VariableTracker | None:
+    from .iterators import SliceIteratorVariable
+
+    try:
+        window = slice(*[_constant(b, "islice()") for b in bounds])
+        itertools.islice((), window.start, window.stop, window.step)  # CPython's checks of the bounds
+    except (TypeError, ValueError) as error:
+        unsupported(Category.EXCEPTION, f"islice() raises {type(error).__name__}: {error}")
+    return SliceIteratorVariable(iterable.iterator(tx), window.start or 0, window.stop, window.step or 1)
+
+
 _HANDLERS: dict[Any, Callable[..., VariableTracker | None]] = {
     dict.fromkeys: _dict_fromkeys, len: _len, bool: _bool, list: _list, tuple: _tuple, dict: _dict, set: _set, frozenset: _frozenset,
     slice: _slice, range: _range, iter: _iter, next: _next, zip: _zip, enumerate: _enumerate,
@@ -448,4 +525,9 @@ _HANDLERS: dict[Any, Callable[..., VariableTracker | None]] = {
     operator.is_: _is(False), operator.is_not: _is(True), operator.contains: _contains,
     operator.add: _sequence_binary(operator.add), operator.mul: _sequence_binary(operator.mul),
     operator.getitem: _getitem,
+    functools.reduce: _reduce, itertools.chain: _chain, itertools.product: _combinatoric(itertools.product),
+    itertools.combinations: _combinatoric(itertools.combinations),
+    itertools.combinations_with_replacement: _combinatoric(itertools.combinations_with_replacement),
+    itertools.permutations: _combinatoric(itertools.permutations), itertools.count: _count,
+    itertools.repeat: _repeat, itertools.islice: _islice,
 }

@@ -64,6 +64,9 @@ class ConstantVariable(VariableTracker):
         # numpy scalar types (np.float32(1.5)) are pure constructors of constants
         if not (isinstance(self.value, type) and issubclass(self.value, np.generic)):
             return super().call_function(tx, args, kwargs)
+        if not all(a.has_constant_contents() for a in [*args, *kwargs.values()]):
+            # np.float32(array) converts an array: the op registry's business
+            return tx.output.numpy.call_function(tx, self.value, args, kwargs, name=f"np.{self.value.__name__}")
         return _call_pure(tx, self.value, self.value.__name__, args, kwargs)
 
     def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:

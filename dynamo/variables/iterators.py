@@ -204,6 +204,63 @@ class FilterVariable(IteratorVariable):
         return None
 
 
+class ChainVariable(IteratorVariable):
+    """itertools.chain(*iterables): each iterator asked only once the previous one ran out."""
+
+    def __init__(self, iterators: list[VariableTracker], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.iterators = list(iterators)
+
+    def next_item(self, tx: "Tx") -> VariableTracker | None:
+        while self.iterators:
+            item = self.iterators[0].next_item(tx)
+            if item is not None:
+                return item
+            self.iterators.pop(0)
+        return None
+
+
+class CountVariable(IteratorVariable):
+    """itertools.count(start, step) and itertools.repeat(value[, times]): endless (or counted)
+    sequences of values; a loop over one alone runs into the unroll budget."""
+
+    def __init__(self, next_value: Any, times: int | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.next_value = next_value  # () -> VariableTracker
+        self.times = times
+
+    def next_item(self, tx: "Tx") -> VariableTracker | None:
+        if self.times is not None:
+            if self.times <= 0:
+                return None
+            self.times -= 1
+        return self.next_value()
+
+
+class SliceIteratorVariable(IteratorVariable):
+    """itertools.islice(iterable, start, stop, step): skips lazily, as CPython does."""
+
+    def __init__(self, iterator: VariableTracker, start: int, stop: int | None, step: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.inner = iterator
+        self.position = 0  # index of the next item of the inner iterator
+        self.wanted = start
+        self.stop = stop
+        self.step = step
+
+    def next_item(self, tx: "Tx") -> VariableTracker | None:
+        if self.stop is not None and self.wanted >= self.stop:
+            return None
+        while self.position <= self.wanted:
+            item = self.inner.next_item(tx)
+            if item is None:
+                self.stop = self.wanted = 0
+                return None
+            self.position += 1
+        self.wanted += self.step
+        return item
+
+
 class GeneratorVariable(IteratorVariable):
     """A generator made by calling a generator function (a generator expression, say) while
     tracing: each next() runs its inlined code up to the next yield, so its body interleaves

@@ -135,10 +135,13 @@ class UserClassVariable(VariableTracker):
         return _wrap(tx, getattr(self.value, name), AttrSource(self.source, name) if self.source else None)
 
     def call_function(self, tx: "Tx", args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        from .builtins import BuiltinVariable, has_handler
         from .functions import PartialVariable
 
         if self.value is functools.partial and args:
             return PartialVariable(args[0], args[1:], kwargs)
+        if has_handler(self.value):  # itertools.chain and friends: classes written in C
+            return BuiltinVariable(self.value).call_function(tx, args, kwargs)
         unsupported(Category.UNSUPPORTED_CALL, f"creating an instance of {self.value.__qualname__} while tracing",
                     "create the object outside the compiled function and pass it in")
 

@@ -494,3 +494,18 @@ def test_closure_returned_by_inner_function_then_called():
         return outer(1)(x), outer(2)(x)
 
     check(f, (A,))
+
+
+def test_functools_reduce_and_itertools():
+    import itertools
+    import operator
+
+    def f(x, items):
+        return (functools.reduce(operator.add, items), functools.reduce(lambda a, b: a * b, items, x),
+                list(itertools.chain(items, [x], "ab")), list(itertools.product(items, [0, 1])),
+                list(itertools.product("ab", repeat=2)), list(itertools.combinations(items, 2)),
+                list(itertools.permutations(items, 2)), list(zip(itertools.count(5, 2), items)),
+                list(zip(itertools.repeat(x), items)), list(itertools.islice(items, 1, None, 2)),
+                list(itertools.islice(itertools.count(), 3)))
+
+    check(f, (A, [1, 2, 3]), (A, [4.0]), (B, [1, 2, 3, 4, 5]))
