@@ -5,7 +5,6 @@ Probes run on size-1 shapes only: a rule never allocates what the user's sizes a
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np

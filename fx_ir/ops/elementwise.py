@@ -14,8 +14,8 @@ import numpy as np
 from ..tensor_meta import TensorMeta
 from .errors import DataDependentShape, UnsupportedArguments
 from .gufunc import gufunc_shapes
-from .operands import (PY_SCALARS, check_out, check_symbolic_scalars, is_ndarray, is_numpy_operand,
-                       lift, operand_shape, out_effects)
+from .operands import (PY_SCALARS, arg_ref, check_out, check_symbolic_scalars, is_ndarray,
+                       is_numpy_operand, lift, operand_shape, out_effects)
 from .promotion import ArrayOut, meta_of, probe, probe_method
 from .registry import ArgRef, Method, OpInfo, OpKind, register
 from .shapes import broadcast_shapes, fits_into, shape_str
@@ -309,16 +309,17 @@ def _unary_function(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _conj_method(name: str) -> Callable[..., Any]:
     """a.conj(): np.conjugate for complex arrays, but a real array returns itself (any dtype)."""
-    def infer(a: Any, out: Any = None) -> TensorMeta:
+    def infer(a: Any, out: Any = None, /) -> TensorMeta:  # the method takes no keywords
         probed = probe_method(name, a, out)
         return _finish_elementwise(probed, [a], out, {})
     infer.__name__ = name
     return infer
 
 
-def _conj_view_of(a: Any, out: Any = None) -> ArgRef | None:
-    if out is not None:
-        return "out" if not isinstance(out, int) else 1
+def _conj_view_of(a: Any, *args: Any, **kwargs: Any) -> ArgRef | None:
+    ref = arg_ref((a, *args), kwargs, 1, "out")
+    if ref is not None:
+        return ref
     meta = meta_of(a)
     return 0 if meta is not None and not meta.scalar and meta.dtype.kind != "c" else None
 
@@ -345,7 +346,7 @@ def _register_functions() -> None:
         rows.append(OpInfo(f"numpy.{fn.__name__}", OpKind.ELEMENTWISE, (fn,), _unary_function(fn)))
     for name in ("conj", "conjugate"):
         rows.append(OpInfo(f"ndarray.{name}", OpKind.ELEMENTWISE, (Method(name),), _conj_method(name),
-                           view_of=_conj_view_of, ufunc=np.conjugate))
+                           view_of=_conj_view_of, mutates=out_effects(1)[1], ufunc=np.conjugate))
     for row in rows:
         register(row)
 

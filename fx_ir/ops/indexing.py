@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import enum
 import operator
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,11 +14,12 @@ import sympy
 
 from ..tensor_meta import TensorMeta
 from .errors import DataDependentShape, UnsupportedArguments
-from .operands import array_meta, contains_meta, is_ndarray, lift, operand_shape
+from .operands import array_meta, contains_meta, lift, operand_shape
 from .promotion import ZerosMeta, check_dtype, meta_of, probe
 from .registry import ArgRef, Method, OpInfo, OpKind, register
 from .shapes import Shape, broadcast_shapes, broadcast_to_shape, normalize_axis, shape_str, slice_length
-from .symbolic import Size, at_least, is_nonnegative, is_symbolic, less_than, normalize, normalize_shape
+from .symbolic import (Size, at_least, is_nonnegative, is_symbolic, less_than, normalize, normalize_shape,
+                       sizes_equal)
 
 _VALID_INDICES = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
                   "integer or boolean arrays are valid indices")
@@ -185,7 +185,6 @@ def _check_bool_axes(shape: Shape, items: list[Item]) -> None:
 
 
 def _equal(a: Any, b: Any) -> bool:
-    from .symbolic import sizes_equal
     return sizes_equal(a, b)
 
 
@@ -289,7 +288,7 @@ def getitem(a: Any, key: Any) -> TensorMeta:
 
 def _scalar_getitem(meta: TensorMeta, key: Any) -> TensorMeta:
     # NumPy scalars index like 0-d arrays, but any integer is "invalid index to scalar variable"
-    if key == ():
+    if isinstance(key, tuple) and not key:
         return meta
     parsed = parse_index((), key)
     return TensorMeta(normalize_shape(index_result_shape((), parsed)), meta.dtype)

@@ -15,7 +15,7 @@ from .operands import array_meta, constant_array, lift, operand_shape, out_effec
 from .promotion import ArrayOut, meta_of, probe
 from .registry import Method, OpInfo, OpKind, register
 from .shaping import atleast_shape
-from .shapes import Shape, as_int, normalize_axis, shape_str
+from .shapes import Shape, normalize_axis
 from .symbolic import is_nonnegative, is_symbolic, normalize, normalize_shape, prod, sizes_equal
 
 

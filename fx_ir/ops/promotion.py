@@ -30,8 +30,9 @@ class ArrayOut:
 
     def meta(self, shape: Sequence[Any]) -> TensorMeta:
         shape = normalize_shape(shape)
-        if len(shape) != self.ndim:
-            raise AssertionError(f"shape rule gave {shape}, NumPy gives a {self.ndim}-d result")
+        if len(shape) != self.ndim:  # a rule disagreeing with NumPy: give up rather than guess
+            raise UnsupportedArguments(f"internal: shape rule gave {shape}, NumPy gives a "
+                                       f"{self.ndim}-d result")
         return TensorMeta(shape, self.dtype, scalar=self.scalar)
 
 

@@ -10,7 +10,9 @@ from typing import Any
 
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from .symbolic import Size, is_symbolic, normalize, normalize_shape, size_is_one, sizes_equal
+from .errors import UnsupportedArguments
+from .symbolic import (Size, ceildiv, is_nonnegative, is_symbolic, less_than, normalize, normalize_shape,
+                       size_is_one, sizes_equal)
 
 Shape = tuple[Size, ...]
 
@@ -105,7 +107,12 @@ def broadcast_to_shape(shape: Sequence[Size], target: Sequence[Size]) -> Shape:
 
 
 def as_int(value: Any) -> int:
-    """operator.index with NumPy's TypeError for non-integers (axis, counts, ...)."""
+    """operator.index with NumPy's TypeError for non-integers (axis, counts, steps, ...).
+
+    A symbolic value here (a dynamic axis, section count or slice step) cannot be modelled.
+    """
+    if is_symbolic(value):
+        raise UnsupportedArguments(f"{value} must be a concrete integer here")
     return operator.index(value)
 
 
@@ -149,9 +156,7 @@ def slice_length(dim: Size, start: Any, stop: Any, step: Any) -> Size:
     Each clamp is one oracle question; for `a[1:-1]` on s0 the only undecided one is
     s0 - 2 >= 0, so the answer is `s0 - 2` rather than a Max().
     """
-    from .symbolic import ceildiv, is_nonnegative, less_than
-
-    step = 1 if step is None else operator.index(step)
+    step = 1 if step is None else as_int(step)
     if step == 0:
         raise ValueError("slice step cannot be zero")
     start = None if start is None else normalize(start)

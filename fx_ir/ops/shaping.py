@@ -8,13 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.exceptions import AxisError
 
 from ..tensor_meta import TensorMeta
 from .errors import DataDependentShape, UnsupportedArguments
-from .operands import array_meta, is_ndarray, lift, operand_shape
+from .operands import array_meta, is_ndarray, lift
 from .promotion import ArrayOut, check_dtype, meta_of, probe, probe_method
-from .registry import ArgRef, Attribute, Method, OpInfo, OpKind, register
+from .registry import ArgRef, Method, OpInfo, OpKind, register
 from .shapes import (Shape, as_int, broadcast_shapes_api, broadcast_to_shape, normalize_axes,
                      normalize_axis, shape_arg, shape_str, slice_length)
 from .symbolic import (at_least, exact_quotient, floordiv, is_nonnegative, is_symbolic, is_zero,

@@ -267,3 +267,9 @@ def test_scalar_type_constructors() -> None:
         for value in (True, 3, 300, -1, 2.5, 1j, [1, 2]):
             check(scalar_type, value)
     check(np.float64, sample((3,)))                          # the very same array
+
+
+def test_conj_method_out() -> None:
+    check(Method("conj"), sample((3,), np.complex128), sample((3,), np.complex128))
+    check(Method("conjugate"), sample((3,), np.complex64), out=sample((3,), np.complex128))
+    check(Method("conj"), sample((3,)), out=sample((3,)))
