@@ -123,50 +123,39 @@ def arange_length(start: Any, stop: Any, step: Any) -> Any:
 
 
 def _arange(*args: Any, dtype: Any = None, like: Any = None, **kwargs: Any) -> TensorMeta:
+    """np.arange([start,] stop[, step], dtype=None): positional or keyword bounds."""
     _check_like(like)
     named = {k: kwargs.pop(k) for k in ("start", "stop", "step") if k in kwargs}
-    if len(args) > 4 or (not args and "stop" not in named and "start" not in named):
-        probe(np.arange, *args, dtype=dtype, **named, **kwargs)  # NumPy's own TypeError
     if len(args) == 4:
         dtype, args = args[3], args[:3]
-    values = list(args)
-    if len(values) == 1 and "stop" not in named:
-        start, stop, step = 0, values[0], named.get("step", 1)
-        given = (values[0],)
+    if len(args) == 1 and not ({"start", "stop"} & set(named)):
+        spec = {"stop": args[0], **named}
     else:
-        spec = dict(zip(("start", "stop", "step"), values))
+        spec = dict(zip(("start", "stop", "step"), args))
+        if len(args) > 3 or set(spec) & set(named) or "stop" not in {*spec, *named}:
+            probe(np.arange, *args, dtype=dtype, **named, **kwargs)  # NumPy's own TypeError
+            raise TypeError("arange() requires stop to be specified.")
         spec.update(named)
-        start, stop, step = spec.get("start", 0), spec.get("stop"), spec.get("step", 1)
-        given = tuple(spec.get(k) for k in ("start", "stop", "step") if k in spec)
-        if stop is None:
-            start, stop = 0, start
-    for v in (start, stop, step):
-        if isinstance(v, TensorMeta) or isinstance(v, np.ndarray):
+    for v in spec.values():
+        if meta_of(v) is not None:
             raise UnsupportedArguments("arange bounds held in arrays are data")
+    start, stop, step = spec.get("start", 0), spec["stop"], spec.get("step", 1)
     length = arange_length(_plain(start), _plain(stop), _plain(step))
-    probe_args = _arange_probe_args(start, stop, step, given)
-    probed = probe(np.arange, *probe_args, dtype=dtype, **kwargs)
+    # same argument types (they set the dtype), small values: never allocate the real range
+    probed = probe(np.arange, _small(start), _small(stop), _small(step), dtype=dtype, **kwargs)
     return _result(probed, (length,))
 
 
 def _plain(x: Any) -> Any:
-    if isinstance(x, np.generic):
-        return x.item()
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _small(x: Any) -> Any:
+    if isinstance(x, sympy.Basic):
+        return 1
+    if isinstance(x, (np.generic, *PY_SCALARS)) and not isinstance(x, bool | np.bool_):
+        return type(x)(1)
     return x
-
-
-def _arange_probe_args(start: Any, stop: Any, step: Any, given: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Arguments of the same types as the call's that give a 0- or 1-element range."""
-    def small(x: Any) -> Any:
-        if isinstance(x, sympy.Basic):
-            return 1
-        if isinstance(x, np.generic):
-            return type(x)(1)
-        if isinstance(x, PY_SCALARS) and not isinstance(x, bool):
-            return type(x)(1)
-        return x
-    # keep each argument's type (which sets the dtype), never its magnitude
-    return tuple(small(v) for v in given)
 
 
 def _linspace_like(fn: Any) -> Any:

@@ -214,6 +214,15 @@ _UNARY_OPERATORS: list[tuple[Callable[..., Any], np.ufunc]] = [
 ]
 
 
+_pow_rule = binary_operator_rule(operator.pow, "builtins.pow")
+
+
+def _builtin_pow(base: Any, exp: Any, mod: Any = None) -> Any:
+    if mod is not None:
+        raise UnsupportedArguments("pow(a, b, mod) is not a NumPy operation")
+    return _pow_rule(base, exp)
+
+
 def _register_operators() -> None:
     for op, ufunc, iop in _BINARY_OPERATORS:
         module = "builtins" if op is builtins.divmod else "operator"
@@ -224,6 +233,7 @@ def _register_operators() -> None:
             iname = f"operator.{iop.__name__}"
             register(OpInfo(iname, kind, (iop,), inplace_operator_rule(iop, op, iname),
                             view_of=_inplace_view_of, mutates=_inplace_mutates, ufunc=ufunc))
+    register(OpInfo("builtins.pow", OpKind.ELEMENTWISE, (builtins.pow,), _builtin_pow, ufunc=np.power))
     for op, ufunc in _UNARY_OPERATORS:
         module = "builtins" if op is builtins.abs else "operator"
         name = f"{module}.{op.__name__}"

@@ -141,3 +141,15 @@ def test_asarray_and_array() -> None:
     check(np.ascontiguousarray, [1, 2])
     with pytest.raises(UnsupportedArguments):
         infer_meta(np.array, ["a", "b"])
+
+
+def test_arange_argument_forms() -> None:
+    check(np.arange, 5, step=0.5)
+    check(np.arange, 2, 9, step=Const(np.float32(2)))
+    check(np.arange, start=5)
+    check(np.arange, 1, 2, start=0)
+    check(np.arange, 1, 2, 3, 4)
+    check(np.arange, 1, 2, 3, np.float32, like=None)
+    check(np.arange, Const(np.int8(3)), Const(np.int16(9)))
+    check(np.arange, Const(np.uint8(3)), 9, Const(np.int8(2)))
+    check(np.arange, True, 3)

@@ -120,7 +120,7 @@ def test_axes_keywords_are_not_modelled() -> None:
 BINARY_OPERATORS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
                     operator.mod, operator.pow, operator.and_, operator.or_, operator.xor,
                     operator.lshift, operator.rshift, operator.lt, operator.le, operator.eq,
-                    operator.ne, operator.ge, operator.gt, builtins.divmod]
+                    operator.ne, operator.ge, operator.gt, builtins.divmod, builtins.pow]
 INPLACE_OPERATORS = [operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
                      operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor,
                      operator.ilshift, operator.irshift]
