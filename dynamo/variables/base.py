@@ -79,6 +79,10 @@ class VariableTracker:
     def store_attr(self, tx: "Tx", name: str, value: "VariableTracker") -> None:
         unsupported(Category.SIDE_EFFECT, f"setting attribute {name!r} on {self.describe()}")
 
+    def object_setattr(self, tx: "Tx", name: str, value: "VariableTracker") -> None:
+        """object.__setattr__(self, name, value): a store that skips the class's __setattr__."""
+        unsupported(Category.SIDE_EFFECT, f"object.__setattr__ on {self.describe()}")
+
     def delete_attr(self, tx: "Tx", name: str) -> None:
         unsupported(Category.SIDE_EFFECT, f"deleting attribute {name!r} of {self.describe()}")
 

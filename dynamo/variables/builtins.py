@@ -75,6 +75,8 @@ class BuiltinVariable(VariableTracker):
             return ConstantVariable(getattr(self.fn, name))
         if self.fn is dict and name == "fromkeys":
             return BuiltinVariable(dict.fromkeys)
+        if self.fn is object and name in ("__setattr__", "__init__"):
+            return BuiltinVariable(getattr(object, name))
         return super().var_getattr(tx, name)
 
     def call_function(self, tx: "Tx", args: Args, kwargs: Kwargs) -> VariableTracker:
@@ -429,6 +431,24 @@ def _getitem(tx: "Tx", container: VariableTracker, key: VariableTracker, /) -> V
     return container.getitem(tx, key)
 
 
+def _sequence_equal(negate: bool) -> Callable[..., VariableTracker | None]:
+    """== and != of two tuples or two lists holding non-constants: item by item, identity first,
+    as CPython compares them (so [x] == [x] is True for an array x, with no array comparison)."""
+
+    def compare(tx: "Tx", a: VariableTracker, b: VariableTracker, /) -> VariableTracker | None:
+        from .sequences import BaseSequenceVariable
+
+        if not (isinstance(a, BaseSequenceVariable) and isinstance(b, BaseSequenceVariable)):
+            return None
+        if a.has_constant_contents() and b.has_constant_contents():
+            return None
+        equal = type(a) is type(b) and len(a.items) == len(b.items) and all(
+            x is y or _call(tx, operator.eq, x, y).truth_value(tx) for x, y in zip(a.items, b.items))
+        return ConstantVariable(equal != negate)
+
+    return compare
+
+
 def _sequence_binary(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
     """Concatenation and repetition of sequences: fresh sequences whose items are shared."""
 
@@ -446,6 +466,15 @@ def _sequence_binary(fn: Callable[..., Any]) -> Callable[..., VariableTracker | 
         return None
 
     return apply
+
+
+def _object_init(tx: "Tx", obj: VariableTracker | None = None, /) -> VariableTracker:
+    return ConstantVariable(None)  # object.__init__(self) and super().__init__() do nothing
+
+
+def _object_setattr(tx: "Tx", obj: VariableTracker, name: VariableTracker, value: VariableTracker, /) -> VariableTracker:
+    obj.object_setattr(tx, _constant(name, "object.__setattr__()"), value)
+    return ConstantVariable(None)
 
 
 # ---- functools and itertools --------------------------------------------------------------------
@@ -523,8 +552,10 @@ _HANDLERS: dict[Any, Callable[..., VariableTracker | None]] = {
     sum: _sum, any: _any_all(True), all: _any_all(False), isinstance: _isinstance, type: _type,
     super: _super, getattr: _getattr, hasattr: _hasattr, setattr: _setattr, delattr: _delattr, callable: _callable,
     operator.is_: _is(False), operator.is_not: _is(True), operator.contains: _contains,
+    operator.eq: _sequence_equal(False), operator.ne: _sequence_equal(True),
     operator.add: _sequence_binary(operator.add), operator.mul: _sequence_binary(operator.mul),
     operator.getitem: _getitem,
+    object.__init__: _object_init, object.__setattr__: _object_setattr,
     functools.reduce: _reduce, itertools.chain: _chain, itertools.product: _combinatoric(itertools.product),
     itertools.combinations: _combinatoric(itertools.combinations),
     itertools.combinations_with_replacement: _combinatoric(itertools.combinations_with_replacement),

@@ -142,8 +142,7 @@ class UserClassVariable(VariableTracker):
             return PartialVariable(args[0], args[1:], kwargs)
         if has_handler(self.value):  # itertools.chain and friends: classes written in C
             return BuiltinVariable(self.value).call_function(tx, args, kwargs)
-        unsupported(Category.UNSUPPORTED_CALL, f"creating an instance of {self.value.__qualname__} while tracing",
-                    "create the object outside the compiled function and pass it in")
+        return NewObjectVariable.create(tx, self, args, kwargs)
 
     def reconstruct(self, codegen: Any) -> None:
         if self.source is not None:
@@ -205,8 +204,10 @@ class UserObjectVariable(VariableTracker):
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
         self._custom_hook(name)
         cls = type(self.value)
+        if name == "__class__":
+            return class_variable(tx, cls, self._class_source())
         attribute = inspect.getattr_static(cls, name, _MISSING)
-        class_source = AttrSource(self._class_source(), name) if self.source is not None else None
+        class_source = AttrSource(self._class_source(), name) if self._class_source() is not None else None
         if isinstance(attribute, property):  # a data descriptor wins over the instance dict
             if not isinstance(attribute.fget, types.FunctionType):
                 unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"property {name!r} of {self.describe()} has no Python getter")
@@ -267,7 +268,8 @@ class UserObjectVariable(VariableTracker):
         attribute = owner.__dict__[name]
         if not isinstance(attribute, types.FunctionType):
             unsupported(Category.UNSUPPORTED_CALL, f"{name} of {self.describe()} is not a Python function")
-        return UserMethodVariable(_wrap(tx, attribute, AttrSource(self._class_source(), name) if self.source else None), self)
+        source = AttrSource(self._class_source(), name) if self._class_source() is not None else None
+        return UserMethodVariable(_wrap(tx, attribute, source), self)
 
     def apply_operator(self, tx: "Tx", fn: Any, args: list[VariableTracker], position: int) -> VariableTracker | None:
         from .builtins import OPERATOR_DUNDERS
@@ -337,8 +339,85 @@ class UserObjectVariable(VariableTracker):
         method.call_function(tx, [key, value], {})
 
 
+class NewObjectVariable(UserObjectVariable):
+    """An instance of a user class created while tracing. Its attributes live here: the real
+    object is made by the transformed code, attributes and all, only if it leaves the frame.
+    `value` is a bare instance (no __init__ run) that stands in for type and class lookups."""
+
+    def __init__(self, cls: type, **kwargs: Any) -> None:
+        try:
+            bare = object.__new__(cls)
+        except TypeError as error:  # an abstract class, say
+            unsupported(Category.EXCEPTION, f"creating {cls.__qualname__} raises TypeError: {error}")
+        super().__init__(bare, **kwargs)
+        self.attrs: dict[str, VariableTracker] = {}
+        self.class_source: Source | None = None  # where the class came from: methods are guarded there
+
+    @classmethod
+    def create(cls, tx: "Tx", class_variable: UserClassVariable, args: list[VariableTracker],
+               kwargs: dict[str, VariableTracker]) -> "NewObjectVariable":
+        """cls(*args, **kwargs) for a plain class: object.__new__, then the inlined __init__."""
+        target = class_variable.value
+        if type(target) is not type or target.__new__ is not object.__new__:
+            unsupported(Category.UNSUPPORTED_CALL, f"creating a {target.__qualname__}, whose metaclass or __new__ "
+                        "runs custom code", "create the object outside the compiled function and pass it in")
+        obj = cls(target)
+        obj.class_source = class_variable.source
+        if not hasattr(obj.value, "__dict__"):
+            unsupported(Category.UNSUPPORTED_CALL, f"creating a {target.__qualname__} (it has __slots__)")
+        init = obj._dunder(tx, "__init__")
+        if init is None:
+            if args or kwargs:
+                unsupported(Category.EXCEPTION, f"{target.__qualname__}() takes no arguments (TypeError)")
+            return obj
+        result = init.call_function(tx, args, kwargs)
+        if not (result.is_python_constant() and result.as_python_constant() is None):
+            unsupported(Category.EXCEPTION, "__init__() should return None (TypeError)")
+        return obj
+
+    def describe(self) -> str:
+        return f"a {type(self.value).__qualname__} object created in the function"
+
+    def _instance_value(self, tx: "Tx", name: str) -> Any:
+        return self.attrs.get(name, _MISSING)
+
+    def _class_source(self) -> Source | None:
+        return self.class_source
+
+    def store_attr(self, tx: "Tx", name: str, value: VariableTracker) -> None:
+        self._check_plain_store(name, "setting")
+        self.attrs[name] = value
+
+    def object_setattr(self, tx: "Tx", name: str, value: VariableTracker) -> None:
+        self.attrs[name] = value  # object.__setattr__: what frozen dataclasses' __init__ calls
+
+    def delete_attr(self, tx: "Tx", name: str) -> None:
+        self._check_plain_store(name, "deleting")
+        if self.attrs.pop(name, None) is None:
+            unsupported(Category.EXCEPTION, f"del of the missing attribute {name!r} raises AttributeError")
+
+    def reconstruct(self, codegen: Any) -> None:
+        if codegen.load_built(self):
+            return
+        codegen.begin_call(_make_object)
+        codegen.load_const(type(self.value))
+        for name, value in self.attrs.items():
+            codegen.load_const(name)
+            value.reconstruct(codegen)
+        codegen.build_map(len(self.attrs))
+        codegen.end_call(2)
+        codegen.remember_built(self)
+
+
+def _make_object(cls: type, attributes: dict) -> Any:
+    """What the transformed code calls to build an object the trace created."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(attributes)
+    return obj
+
+
 def _property_source(obj: UserObjectVariable, name: str) -> Source | None:
-    if obj.source is None:
+    if obj._class_source() is None:
         return None
     # the property object itself, from the __dict__ of the class that defines it
     return AttrSource(ItemSource(AttrSource(_owner_source(obj, name), "__dict__"), name), "fget")
@@ -375,6 +454,10 @@ class SuperVariable(VariableTracker):
         else:
             unsupported(Category.EXCEPTION, f"super() has no attribute {name!r} (AttributeError)")
         attribute = mro[index].__dict__[name]
+        if attribute is object.__init__ and not is_class:
+            from .builtins import BuiltinVariable
+
+            return BuiltinVariable(object.__init__)  # super().__init__() at the top: does nothing
         source = None
         if self.obj.source is not None:
             type_source = self.obj.source if is_class else AttrSource(self.obj.source, "__class__")

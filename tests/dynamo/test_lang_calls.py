@@ -509,3 +509,79 @@ def test_functools_reduce_and_itertools():
                 list(itertools.islice(itertools.count(), 3)))
 
     check(f, (A, [1, 2, 3]), (A, [4.0]), (B, [1, 2, 3, 4, 5]))
+
+
+# ---- objects created inside the compiled function --------------------------------------------------
+
+class Pair(Struct):
+    def __init__(self, x, y=1.0):
+        self.x = x
+        self.y = y
+
+    def norm(self):
+        return self.x * self.x + self.y
+
+
+@dataclasses.dataclass
+class Bag:
+    a: float
+    items: list = dataclasses.field(default_factory=list)
+
+
+class Base(Struct):
+    def __init__(self):
+        super().__init__()
+        self.k = 1
+
+
+class Child(Base):
+    def __init__(self, v):
+        super().__init__()
+        self.v = v
+
+
+def test_objects_created_in_the_function_are_used_and_returned():
+    def f(x):
+        p = Pair(x, 2.0)
+        q = Pair(x)
+        q.y = p.norm()
+        return p.norm(), p.x is x, q
+
+    check(f, (A,), (B,))
+
+
+def test_dataclasses_created_and_compared_in_the_function():
+    def f(x):
+        bag = Bag(1.0)
+        bag.items.append(x)
+        point = Point(2.0, 1.0)
+        return bag == Bag(1.0, [x]), point.norm2(), Point(1.0, 2.0) == Point(1.0, 2.0), bag.items[0] is x
+
+    check(f, (A,), (B,))
+
+
+def test_inheritance_and_super_init_of_created_objects():
+    def f(x):
+        c = Child(x)
+        return c.k, c.v * 2, isinstance(c, Base), type(c).__name__, c.__class__ is Child
+
+    check(f, (A,))
+
+
+def test_created_object_stored_into_argument_list_then_changed():
+    def f(lst, x):
+        p = Pair(x)
+        lst.append(p)
+        p.y = 5.0
+        return len(lst)
+
+    check(f, ([], A), ([Pair(1.0)], B))
+
+
+def test_assigning_a_frozen_dataclass_raises_like_python():
+    def f(x):
+        point = Point(1.0, 2.0)
+        point.x = x
+        return point
+
+    check(f, (A,), graph=False)
