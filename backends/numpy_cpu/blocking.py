@@ -87,11 +87,12 @@ def choose_blocking(kernel: Kernel, infos: dict[Node, NodeInfo], scratch: Scratc
         row += int(np.prod(shape, dtype=np.int64)) // shape[axis] * np.dtype(dtype).itemsize
     streamed: set[tuple[Node, int | None]] = set()
     work = 0.0
+    slotted = {node for node, _ in scratch.slot_of}
     for member in kernel.members:
         info = infos[member]
         meta = info.array
         assert meta is not None
-        if member not in scratch.slot_of:  # outputs and values that allocate their own block
+        if member not in slotted:  # outputs and values that allocate their own block
             row += _row_bytes(member, kernel.axis[member])
         for operand in member.all_input_nodes:
             if operand not in kernel.axis and isinstance(operand.meta.get("val"), TensorMeta):

@@ -14,6 +14,7 @@ from ...fx_ir.ops import OpKind
 from ...fx_ir.passes.aliasing import result_is_fresh
 from .analysis import NodeInfo, Role, registry_row
 from .scheduling import Kernel
+from .splitting import Split, plan_split
 
 Step = Node | Kernel
 
@@ -44,9 +45,9 @@ class OutputBuffer:
 class ScratchPlan:
     """Scratch slots of one kernel: slot i holds arrays of block shape `slots[i]` (shape, dtype, axis)."""
 
-    slot_of: dict[Node, int] = field(default_factory=dict)
+    slot_of: dict[tuple[Node, int | None], int] = field(default_factory=dict)
     slots: list[tuple[tuple[int, ...], Any, int]] = field(default_factory=list)
-    inplace_power: set[Node] = field(default_factory=set)
+    inplace_power: set[tuple[Node, int | None]] = field(default_factory=set)
 
 
 @dataclass
@@ -54,6 +55,7 @@ class BufferPlan:
     storage: dict[Node, Storage]
     outputs: dict[Node, OutputBuffer]
     scratch: dict[str, ScratchPlan]
+    split: dict[str, Split]
     last_read: dict[Node, int]
     # a setitem-target kernel whose target may overlap its inputs checks these pairs at run time
     overlap_checks: dict[str, list[Node]]
@@ -198,8 +200,9 @@ def plan_buffers(steps: list[Step], infos: dict[Node, NodeInfo]) -> BufferPlan:
             meta = _meta(own.owner) if own.owner is not None else None
             if own.reusable and meta is not None and id(own) not in taken:
                 pool[(meta.shape, meta.dtype)].append(own)
-    scratch = {k.name: plan_scratch(k, infos) for k in kernels}
-    return BufferPlan(storage, outputs, scratch, last_read, overlap_checks)
+    split = {k.name: plan_split(k, infos) for k in kernels}
+    scratch = {k.name: plan_scratch(k, infos, split[k.name]) for k in kernels}
+    return BufferPlan(storage, outputs, scratch, split, last_read, overlap_checks)
 
 
 def _dying(steps: list[Step], index: int, storage: dict[Node, Storage]) -> list[Storage]:
@@ -264,54 +267,78 @@ def _overlap_risks(kernel: Kernel, storage: dict[Node, Storage]) -> list[Node]:
     return risky
 
 
-def plan_scratch(kernel: Kernel, infos: dict[Node, NodeInfo]) -> ScratchPlan:
+Value = tuple[Node, int | None]  # a member's block value, or one component of a split member
+
+
+def member_values(member: Node, split: Split) -> list[Value]:
+    n = split.components.get(member)
+    return [(member, None)] if n is None else [(member, c) for c in range(n)]
+
+
+def operand_values(kernel: Kernel, split: Split, member: Node, component: int | None) -> list[Value]:
+    """The block values (of other members) that computing `member` (component `component`) reads."""
+    values: list[Value] = []
+    for operand in dict.fromkeys(member.all_input_nodes):
+        if operand not in kernel.axis:
+            continue
+        n = split.components.get(operand)
+        if n is None:
+            values.append((operand, None))
+        elif member in split.components:
+            values.append((operand, component))
+        else:  # a reduction over the split axis reads every component
+            values.extend((operand, c) for c in range(n))
+    return values
+
+
+def plan_scratch(kernel: Kernel, infos: dict[Node, NodeInfo], split: Split) -> ScratchPlan:
     """Give each block value that needs a buffer a slot, reusing slots of values that died (in place if possible)."""
     plan = ScratchPlan()
-    members = set(kernel.members)
     outputs = set(kernel.outputs)
-    last_use: dict[Node, int] = {}
-    for i, member in enumerate(kernel.members):
-        for operand in member.all_input_nodes:
-            if operand in members:
-                last_use[operand] = i
+    order = [(v, operand_values(kernel, split, v[0], v[1])) for m in kernel.members for v in member_values(m, split)]
+    last_use: dict[Value, int] = {}
+    for i, (_, reads) in enumerate(order):
+        for value in reads:
+            last_use[value] = i
     # an elementwise function may hand back its operand itself (round of integers does): keep the
     # operand's slot alive as long as the result is
-    for i in range(len(kernel.members) - 1, -1, -1):
-        member = kernel.members[i]
-        if infos[member].role == Role.CALL:
-            for operand in member.all_input_nodes:
-                if operand in members:
-                    last_use[operand] = max(last_use[operand], last_use.get(member, i))
+    for i in range(len(order) - 1, -1, -1):
+        value, reads = order[i]
+        if infos[value[0]].role == Role.CALL:
+            for operand in reads:
+                last_use[operand] = max(last_use[operand], last_use.get(value, i))
     free: dict[tuple[Any, ...], list[int]] = defaultdict(list)
-    for i, member in enumerate(kernel.members):
-        info = infos[member]
-        dying = [o for o in dict.fromkeys(member.all_input_nodes) if o in plan.slot_of and last_use.get(o) == i]
-        key = _slot_key(kernel, member)
-        if member not in outputs and info.role in (Role.UFUNC, Role.POWER):
+    for i, (value, reads) in enumerate(order):
+        member, component = value
+        role = infos[member].role
+        dying = [o for o in reads if o in plan.slot_of and last_use.get(o) == i]
+        key = _slot_key(kernel, value)
+        if member not in outputs and role in (Role.UFUNC, Role.POWER):
             reuse = next((o for o in dying if _slot_key(kernel, o) == key), None)
-            if info.role == Role.POWER:
+            if role == Role.POWER:
                 # `a **= b` only in a dying scratch holding the base: NumPy's own fast paths apply
-                base = member.args[0]
-                if reuse is not None and reuse is base:
-                    plan.slot_of[member] = plan.slot_of[reuse]
-                    plan.inplace_power.add(member)
+                if reuse is not None and reuse[0] is member.args[0]:
+                    plan.slot_of[value] = plan.slot_of[reuse]
+                    plan.inplace_power.add(value)
                     dying.remove(reuse)
             elif reuse is not None:
-                plan.slot_of[member] = plan.slot_of[reuse]
+                plan.slot_of[value] = plan.slot_of[reuse]
                 dying.remove(reuse)
             else:
                 slots = free.get(key)
                 if slots:
-                    plan.slot_of[member] = slots.pop()
+                    plan.slot_of[value] = slots.pop()
                 else:
-                    plan.slot_of[member] = len(plan.slots)
+                    plan.slot_of[value] = len(plan.slots)
                     plan.slots.append(key)
         for operand in dying:
             free[_slot_key(kernel, operand)].append(plan.slot_of[operand])
     return plan
 
 
-def _slot_key(kernel: Kernel, node: Node) -> tuple[tuple[int, ...], Any, int]:
+def _slot_key(kernel: Kernel, value: Value) -> tuple[tuple[int, ...], Any, int]:
+    node, component = value
     meta = _meta(node)
     assert meta is not None
-    return (tuple(meta.shape), meta.dtype, kernel.axis[node])
+    shape = tuple(meta.shape) if component is None else tuple(meta.shape[:-1])
+    return (shape, meta.dtype, kernel.axis[node])

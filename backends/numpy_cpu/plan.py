@@ -51,9 +51,14 @@ class Plan:
         scratch = self.buffers.scratch[kernel.name]
         lines = [f"[{index}] {kernel.name}: extent {kernel.extent}, block {b.block} ({b.blocks} blocks, "
                  f"{b.row_bytes} bytes/row in flight), {b.threads} thread(s), ~{b.work:.3g} element-ops"]
+        split = self.buffers.split[kernel.name]
         for member in kernel.members:
-            where = "output" if member in kernel.outputs else (
-                f"scratch[{scratch.slot_of[member]}]" if member in scratch.slot_of else "allocates")
+            slots = [f"scratch[{i}]" for (node, _), i in scratch.slot_of.items() if node is member]
+            where = "output" if member in kernel.outputs else (", ".join(slots) if slots else "allocates")
+            if member in split.components:
+                where += f" (split into {split.components[member]} components)"
+            elif member in split.reductions:
+                where += f" ({split.reductions[member]} over the split axis, as a ufunc chain)"
             lines.append(f"    {member.name:<16} axis {kernel.axis[member]}  {self.infos[member].role.value:<9} -> {where}")
         for out in kernel.outputs:
             buffer = self.buffers.outputs.get(out)

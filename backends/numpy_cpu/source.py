@@ -121,7 +121,7 @@ class SourceWriter(CodeGen):
             for out in kernel.outputs:
                 names.outputs[out] = local.create_name(f"{out.name}_out")
                 arguments.append(out.name)
-        emitter = KernelEmitter(kernel, plan.infos, scratch, self, names)
+        emitter = KernelEmitter(kernel, plan.infos, scratch, plan.buffers.split[kernel.name], self, names, local)
         params = [names.lo, names.hi, names.scratch, *[n.name for n in externals], *names.outputs.values()]
         members = ", ".join(m.name for m in kernel.members)
         axis_note = f"axis {kernel.axis[kernel.outputs[0]]} of {kernel.outputs[0].name}"

@@ -140,3 +140,36 @@ def test_large_reductions_exact_with_real_machine() -> None:
     x = sample((2048, 2048), np.float32, RNG)
     gm = build(2, _softmax_layernorm)
     check_graph(gm, [x, sample((2048,), np.float32, RNG)], this_machine())
+
+
+@pytest.mark.parametrize("reduction", ["sum", "max", "min", "norm"])
+@pytest.mark.parametrize("n", [2, 3, 4])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_short_trailing_axis_split_into_components_is_exact(reduction, n, dtype) -> None:
+    x = sample((300, n), dtype, RNG)
+    x[::7, 0], x[::5, -1] = -0.0, -0.0
+    x[3, 1] = np.nan
+    m = sample((6, 1, n), dtype, RNG)
+    m[0, 0, :] = 0.0
+
+    def body(g, a, b):
+        diff = g.call_function(operator.sub, (a, b))
+        if reduction == "norm":
+            r = g.call_function(np.linalg.norm, (diff,), {"axis": 2})
+        else:
+            r = g.call_method(reduction, (diff,), {"axis": -1, "keepdims": True})
+        return g.call_function(np.argmin, (r,), {"axis": 0})
+    compiled = check_graph(build(2, body), [x, m])
+    split = compiled.plan.buffers.split[compiled.plan.kernels[0].name]
+    assert split.components and split.reductions, compiled.plan.describe()
+
+
+def test_split_components_read_unsplit_values_and_broadcasts() -> None:
+    pos, w = sample((500, 3), np.float64, RNG), sample((3,), np.float64, RNG)
+
+    def body(g, p, weights):
+        centred = g.call_function(operator.sub, (p, g.call_method("mean", (p,), {"axis": 1, "keepdims": True})))
+        scaled = g.call_function(operator.mul, (centred, weights))
+        return g.call_method("sum", (g.call_function(np.square, (scaled,)),), {"axis": 1})
+    compiled = check_graph(build(2, body), [pos, w])
+    assert compiled.plan.buffers.split[compiled.plan.kernels[0].name].components
