@@ -15,11 +15,12 @@ from .operands import array_meta, is_ndarray, is_numpy_operand
 from .promotion import ArrayOut, check_dtype, meta_of, probe
 from .registry import ArgRef, Attribute, OpInfo, OpKind, register
 from .shapes import normalize_axis
-from .shaping import _matrix_transpose_shape
+from .shaping import matrix_transpose_shape
 from .symbolic import normalize, normalize_shape, prod
 
 
-def _get(name: str, a: Any) -> Any:
+def _read(name: str, a: Any) -> Any:
+    """Probe target: the attribute read off the stand-in (for its dtype and scalar-ness)."""
     return getattr(a, name)
 
 
@@ -34,20 +35,20 @@ def _array(a: Any) -> TensorMeta:
 
 def _transposed(a: Any) -> TensorMeta:
     meta = _array(a)
-    probed = probe(_get, "T", meta)
+    probed = probe(_read, "T", meta)
     return probed.meta(tuple(reversed(meta.shape)))
 
 
 def _matrix_transposed(a: Any) -> TensorMeta:
     meta = _array(a)
-    probed = probe(_get, "mT", meta)
-    return probed.meta(_matrix_transpose_shape(meta.shape))
+    probed = probe(_read, "mT", meta)
+    return probed.meta(matrix_transpose_shape(meta.shape))
 
 
 def _part(name: str) -> Any:
     def infer(a: Any) -> TensorMeta:
         meta = _array(a)
-        probed = probe(_get, name, meta)
+        probed = probe(_read, name, meta)
         if not isinstance(probed, ArrayOut):
             raise UnsupportedArguments(f".{name} did not give an array")
         return probed.meta(meta.shape)

@@ -75,8 +75,7 @@ class UfuncRule:
         slots = ufunc_outs(ufunc, args, kwargs)
         out_shapes = [None if s is None else operand_shape(s[1]) for s in slots]
         if ufunc.signature is not None:
-            given = [s for s in out_shapes]
-            result_shapes = gufunc_shapes(ufunc.__name__, ufunc.signature, shapes, given)
+            result_shapes = gufunc_shapes(ufunc.__name__, ufunc.signature, shapes, out_shapes)
         else:
             where = kwargs.get("where", True)
             if not isinstance(where, bool):
@@ -87,9 +86,9 @@ class UfuncRule:
                     loop = check_out(slot[1], loop).shape
             result_shapes = [loop] * ufunc.nout
         outputs = probed if ufunc.nout > 1 else (probed,)
-        results = []
-        for slot, out, shape in zip(slots, outputs, result_shapes):
-            results.append(meta_of(slot[1]) if slot is not None else _single(out, ufunc.__name__).meta(shape))
+        # a given out= array is the result itself; the rest are fresh arrays (or NumPy scalars)
+        results = [meta_of(slot[1]) if slot is not None else _single(out, ufunc.__name__).meta(shape)
+                   for slot, out, shape in zip(slots, outputs, result_shapes)]
         return tuple(results) if ufunc.nout > 1 else results[0]
 
     def view_of(self, *args: Any, **kwargs: Any) -> Any:

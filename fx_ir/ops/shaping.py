@@ -130,14 +130,14 @@ def _transpose_method(a: Any, *axes: Any) -> TensorMeta:
     return _result(probed, _permute(shape, list(perm)))
 
 
-def _matrix_transpose_shape(shape: Shape) -> Shape:
+def matrix_transpose_shape(shape: Shape) -> Shape:
     if len(shape) < 2:
         raise ValueError("matrix transpose with ndim < 2 is undefined")
     return (*shape[:-2], shape[-1], shape[-2])
 
 
 def _matrix_transpose(x: Any, /) -> TensorMeta:
-    return _result(probe(np.matrix_transpose, x), _matrix_transpose_shape(array_meta(x).shape))
+    return _result(probe(np.matrix_transpose, x), matrix_transpose_shape(array_meta(x).shape))
 
 
 def _swapaxes(a: Any, axis1: Any, axis2: Any) -> TensorMeta:
