@@ -1,6 +1,5 @@
-"""BuiltinVariable: Python builtins and operator functions while tracing. Arrays among the
-arguments send the call to the graph; constants fold; containers and iterators are handled
-structurally (their identity and laziness kept exactly as CPython's)."""
+"""BuiltinVariable: Python builtins, operator functions and a few C library callables while tracing;
+arrays go to the graph, constants fold, containers and iterators keep CPython's identity and laziness."""
 from __future__ import annotations
 
 import builtins

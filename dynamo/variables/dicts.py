@@ -1,6 +1,5 @@
-"""ConstDictVariable: a dict whose keys are constants known while tracing (kwargs, config dicts,
-dicts of arrays), and its keys/values/items views. A dict that existed before the frame and was
-mutated is written back, keeping CPython's insertion order."""
+"""ConstDictVariable (a dict with constant keys) and its keys/values/items views while tracing; a dict
+that existed before the frame and was mutated is written back in CPython's insertion order."""
 from __future__ import annotations
 
 from dataclasses import dataclass

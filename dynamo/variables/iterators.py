@@ -1,6 +1,5 @@
-"""Iterators while tracing (over sequences, ranges, dicts, zip/enumerate/map/filter/reversed),
-which is how for-loops unroll: FOR_ITER asks next_item() until it returns None. Each one is
-lazy exactly where CPython's is, so callbacks run in the same order and loops see mutations."""
+"""Iterators while tracing (sequences, ranges, dicts, zip/map/filter, itertools, generators): FOR_ITER
+asks next_item() until None, each lazy exactly where CPython's is, so loops unroll faithfully."""
 from __future__ import annotations
 
 import types

@@ -1,6 +1,5 @@
-"""User classes, their instances, super() and plain Python modules while tracing: attribute reads
-follow Python's lookup order on the real object (guarded through sources), methods and
-properties are inlined, attribute stores and deletes are replayed as side effects."""
+"""User classes, their instances (passed in or created while tracing), super() and plain modules: attribute
+lookup in Python's order on guarded sources, methods and properties inlined, stores replayed."""
 from __future__ import annotations
 
 import functools

@@ -1,7 +1,5 @@
-"""Python sequences while tracing: tuples, lists (mutable, with identity) and slices.
-
-Items are VariableTrackers; a list that existed before the frame and was mutated is written back.
-"""
+"""Python sequences while tracing: tuples, lists (mutable, with identity) and slices; a list that existed
+before the frame and was mutated is written back."""
 from __future__ import annotations
 
 import operator

@@ -1,7 +1,5 @@
-"""SetVariable: a set built while tracing ({...}, set(), set comprehensions), of constants.
-
-The elements live in a real set that receives the same insertions in the same order as the
-program's own set would, so iteration order is CPython's own."""
+"""SetVariable: a set of constants built while tracing, held in a real set that receives the program's
+insertions in the program's order, so that iteration order is CPython's own."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

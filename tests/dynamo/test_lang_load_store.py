@@ -1,7 +1,5 @@
-"""Corpus: loads and stores of locals, globals, closures and attributes, compiled vs plain Python.
-
-Each function runs compiled and plain on several inputs through one compiled version, so a
-wrong guard (a reused graph that should have recompiled) shows up as a wrong result."""
+"""Corpus: loads and stores of locals, globals, closures and attributes, each function compiled and plain
+on several inputs through one compiled version (a wrongly reused graph shows as a wrong result)."""
 import math
 
 import numpy as np

@@ -1,7 +1,5 @@
-"""Corpus: operators, constant folding, comparisons, identity and membership, compiled vs plain.
-
-Arithmetic on values known while tracing folds (no graph node); on arrays it enters the graph;
-what Python would raise must still be raised by the compiled function."""
+"""Corpus: operators, constant folding, comparisons, identity and membership, compiled vs plain; what
+Python raises must still be raised by the compiled function."""
 import operator
 
 import numpy as np

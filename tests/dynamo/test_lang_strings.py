@@ -1,7 +1,5 @@
-"""Corpus: f-strings, str methods and string-driven control flow, compiled vs plain.
-
-Strings are constants while tracing: formatting and methods fold; a string built from an
-array's data cannot be known while tracing and must give up, never guess."""
+"""Corpus: f-strings, str methods and string-driven control flow, compiled vs plain; a string built from
+an array's data cannot be known while tracing and must give up, never guess."""
 import numpy as np
 
 from support import assert_matches_python
