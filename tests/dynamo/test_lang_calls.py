@@ -585,3 +585,82 @@ def test_assigning_a_frozen_dataclass_raises_like_python():
         return point
 
     check(f, (A,), graph=False)
+
+
+_W = np.ones(3)
+
+
+def _with_array_defaults(x, w=_W, *, b=np.zeros(3)):  # noqa: B008
+    return x * w + b
+
+
+def test_array_default_arguments_and_star_generator():
+    def f(x):
+        def total(*parts):
+            return sum(parts)
+        return _with_array_defaults(x) + _with_array_defaults(x, 2.0), total(*(i for i in range(4))) + x
+
+    check(f, (np.arange(3.0),))
+
+
+def test_generators_with_return_and_closures():
+    def f(x):
+        def scaled(n):
+            for i in range(n):
+                yield times(i)
+            return "ignored"
+
+        def times(i):
+            return x * i
+        return sum(scaled(3)), list(scaled(2))
+
+    check(f, (A,), (B,))
+
+
+def test_generator_send_yield_from_and_try_fall_back_correctly():
+    def send(x):
+        def g():
+            v = yield 1
+            yield v
+        it = g()
+        next(it)
+        return it.send(5), x
+
+    def delegate(x):
+        def g():
+            yield from [1, 2]
+        return list(g()), x
+
+    def guarded(x):
+        def g():
+            try:
+                yield 1
+            finally:
+                pass
+        return list(g()), x
+
+    for fn in (send, delegate, guarded):
+        check(fn, (A,), graph=False)
+
+
+def test_recursive_function_building_lists():
+    def f(x, n):
+        def build(k):
+            return [] if k == 0 else build(k - 1) + [k * x]
+        return build(n)
+
+    check(f, (A, 3), (A, 0))
+
+
+def test_global_assigned_in_nested_function():
+    def f(x):
+        def set_global():
+            global _NESTED_GLOBAL
+            _NESTED_GLOBAL = 5
+        set_global()
+        return x + _NESTED_GLOBAL
+
+    globals()["_NESTED_GLOBAL"] = 0
+    compiled = dynamo.compile(f, backend="eager")
+    np.testing.assert_array_equal(compiled(A), A + 5)
+    assert _NESTED_GLOBAL == 5 and fallbacks(compiled) == []  # noqa: F821

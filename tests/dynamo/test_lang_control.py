@@ -215,3 +215,34 @@ def test_print_gives_up_and_prints_once(capsys):
 
     check(f, (A,), graph=False)
     assert capsys.readouterr().out == "hello\nhello\n"  # plain run, then the compiled one
+
+
+def test_any_short_circuits_lazily():
+    def f(x):
+        seen = []
+
+        def big(v):
+            seen.append(v)
+            return v > 1
+        return x, any(big(v) for v in [0, 2, 3]), all(big(v) for v in [5, 0, 7]), seen
+
+    check(f, (A,))
+
+
+def test_unbound_local_raises_like_python():
+    def f(x, flag):
+        if flag:
+            y = x
+        return y
+
+    check(f, (A, True))
+    check(f, (A, False), graph=False)
+
+
+def test_class_statement_falls_back_correctly():
+    def f(x):
+        class Local:
+            scale = 2
+        return x * Local.scale
+
+    check(f, (A,), graph=False)

@@ -122,3 +122,11 @@ def test_split_join_reversed_and_conversions():
                 str(n), "{:,}".format(n * 1000))
 
     check(f, (A, "a b  c", 3), (A, "", 0))
+
+
+def test_percent_formatting_and_min_max_defaults():
+    def f(x, n, items):
+        return (x, "%d items, %.2f, %s" % (n, n / 3, "z"), "%(a)s-%(b)r" % {"a": 1, "b": "q"},
+                min(items), max(items, default=0), min(3, 1, 2), max([], default=None))
+
+    check(f, (A, 7, [3, 1, 2]), (A, 0, [5]))
