@@ -10,11 +10,11 @@ import numpy as np
 
 from ..tensor_meta import TensorMeta
 from .errors import UnsupportedArguments
-from .operands import array_meta, is_ndarray, operand_shape
+from .operands import array_meta, is_ndarray, lift, operand_shape
 from .promotion import ArrayOut, probe, probe_method
 from .registry import ArgRef, Method, OpInfo, OpKind, register
 from .shapes import broadcast_shapes, broadcast_to_shape, normalize_axis, shape_str
-from .symbolic import is_nonnegative, normalize, prod
+from .symbolic import is_nonnegative, normalize, prod, sizes_equal
 
 _NoValue = np._NoValue
 
@@ -153,6 +153,16 @@ def _copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -
     return None
 
 
+def _fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
+    if not is_ndarray(a):
+        raise UnsupportedArguments("fill_diagonal of a NumPy scalar")
+    probe(np.fill_diagonal, a, lift(val), wrap)  # ndim >= 2 and the cast of val
+    shape = array_meta(a).shape
+    if len(shape) > 2 and not all(sizes_equal(d, shape[0]) for d in shape[1:]):
+        raise ValueError("All dimensions of input must be of equal length")
+    return None
+
+
 def _register() -> None:
     rows = [
         OpInfo("numpy.copy", OpKind.COPY_SHAPE, (np.copy,), _copy),
@@ -170,6 +180,7 @@ def _register() -> None:
         OpInfo("numpy.triu", OpKind.COPY_SHAPE, (np.triu,), _triangle(np.triu)),
         OpInfo("ndarray.fill", OpKind.OTHER, (Method("fill"),), _fill, mutates=(0,)),
         OpInfo("numpy.copyto", OpKind.OTHER, (np.copyto,), _copyto, mutates=(0,)),
+        OpInfo("numpy.fill_diagonal", OpKind.OTHER, (np.fill_diagonal,), _fill_diagonal, mutates=(0,)),
     ]
     if hasattr(np, "astype"):  # NumPy >= 2.1
         rows.append(OpInfo("numpy.astype", OpKind.ELEMENTWISE, (np.astype,), _astype,

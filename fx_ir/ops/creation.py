@@ -16,7 +16,7 @@ from .operands import PY_SCALARS, array_meta, is_ndarray, lift, operand_shape
 from .promotion import ArrayOut, meta_of, probe
 from .registry import ArgRef, OpInfo, OpKind, register
 from .shapes import Shape, broadcast_shapes, broadcast_to_shape, normalize_axis, shape_arg
-from .symbolic import (floordiv, is_nonnegative, is_symbolic, normalize, normalize_shape,
+from .symbolic import (floordiv, is_nonnegative, is_symbolic, normalize, normalize_shape, prod,
                        sizes_equal)
 
 _NoValue = np._NoValue
@@ -267,6 +267,40 @@ def _ascontiguousarray(a: Any, dtype: Any = None, *, like: Any = None) -> Tensor
     return TensorMeta(normalize_shape(shape if shape else (1,)), probed.dtype)
 
 
+def meshgrid_shapes(sizes: list[Any], sparse: bool, indexing: str) -> list[Shape]:
+    """Output shapes of np.meshgrid for 1-d lengths `sizes` ('xy' swaps the first two axes)."""
+    full = list(sizes)
+    axes = list(range(len(sizes)))
+    if indexing == "xy" and len(sizes) > 1:
+        full[0], full[1] = full[1], full[0]
+        axes[0], axes[1] = 1, 0
+    if not sparse:
+        return [tuple(full)] * len(sizes)
+    return [tuple(d if k == axes[i] else 1 for k, d in enumerate(full)) for i in range(len(sizes))]
+
+
+def _meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> Any:
+    xi = tuple(lift(x) for x in xi)
+    probed = probe(np.meshgrid, *xi, copy=copy, sparse=sparse, indexing=indexing)
+    sizes = [prod(operand_shape(x)) for x in xi]
+    shapes = meshgrid_shapes(sizes, sparse, indexing)
+    return type(probed)(_result(p, s) for p, s in zip(probed, shapes))
+
+
+def _meshgrid_view_of(*xi: Any, copy: bool = True, **kwargs: Any) -> tuple[ArgRef | None, ...]:
+    # copy=False gives broadcast views of (the ravelled) inputs
+    return tuple(None if copy or not is_ndarray(x) else i for i, x in enumerate(xi))
+
+
+def _indices(dimensions: Any, dtype: Any = int, sparse: bool = False) -> Any:
+    dims = creation_shape(tuple(dimensions))
+    probed = probe(np.indices, _ones_of(dims), dtype, sparse)
+    if sparse:
+        return type(probed)(_result(p, tuple(d if k == i else 1 for k, d in enumerate(dims)))
+                            for i, p in enumerate(probed))
+    return _result(probed, (len(dims), *dims))
+
+
 def _ascontiguous_view_of(a: Any, dtype: Any = None, **kwargs: Any) -> ArgRef | None:
     # a C-contiguous array of the same dtype comes back as itself (a 0-d one as a (1,) view)
     if not is_ndarray(a):
@@ -295,6 +329,8 @@ def _register() -> None:
                view_of=_array_view_of),
         OpInfo("numpy.array", OpKind.CREATION, (np.array,), _array_rule(np.array, True),
                view_of=_np_array_view_of),
+        OpInfo("numpy.meshgrid", OpKind.CREATION, (np.meshgrid,), _meshgrid, view_of=_meshgrid_view_of),
+        OpInfo("numpy.indices", OpKind.CREATION, (np.indices,), _indices),
         OpInfo("numpy.ascontiguousarray", OpKind.CREATION, (np.ascontiguousarray,), _ascontiguousarray,
                view_of=_ascontiguous_view_of, layout_view=True),
     ]

@@ -19,6 +19,7 @@ from .operands import (PY_SCALARS, arg_ref, check_out, check_symbolic_scalars, i
 from .promotion import ArrayOut, meta_of, probe, probe_method
 from .registry import ArgRef, Method, OpInfo, OpKind, register
 from .shapes import broadcast_shapes, fits_into, shape_str
+from .symbolic import sizes_equal
 
 # gufuncs are linear algebra; every other ufunc maps elements to elements
 _LINALG_UFUNCS = {"matmul", "vecdot", "matvec", "vecmat"}
@@ -305,6 +306,15 @@ def _nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
     return _finish_elementwise(probe(np.nan_to_num, x, copy, nan, posinf, neginf), [x], None, {})
 
 
+def _interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> TensorMeta:
+    x, xp, fp = lift(x), lift(xp), lift(fp)
+    probed = probe(np.interp, x, xp, fp, left, right, period)  # 1-d xp/fp, dtypes
+    sizes = operand_shape(xp), operand_shape(fp)
+    if len(sizes[0]) == len(sizes[1]) == 1 and not sizes_equal(sizes[0][0], sizes[1][0]):
+        raise ValueError("fp and xp are not of the same length.")
+    return _single(probed, "interp").meta(operand_shape(x))
+
+
 def _unary_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Rule for a NumPy function of one array whose extra arguments are plain options."""
     def infer(x: Any, *args: Any, **kwargs: Any) -> TensorMeta:
@@ -347,6 +357,7 @@ def _register_functions() -> None:
                view_of=round_view, mutates=round_mut),
         OpInfo("numpy.isclose", OpKind.ELEMENTWISE, (np.isclose,), _isclose),
         OpInfo("numpy.nan_to_num", OpKind.ELEMENTWISE, (np.nan_to_num,), _nan_to_num),
+        OpInfo("numpy.interp", OpKind.OTHER, (np.interp,), _interp),
     ]
     for fn in (np.angle, np.fix, np.isreal, np.iscomplex, np.isposinf, np.isneginf, np.sinc,
                np.i0, np.signbit):

@@ -427,6 +427,16 @@ def _take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> TensorMeta:
     return probed.meta((*merged[:ax], idx[ax], *merged[ax:]))
 
 
+def _searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> TensorMeta:
+    v = lift(v)
+    probed = probe(np.searchsorted, lift(a), v, side, None if sorter is None else _zero_index(sorter))
+    return probed.meta(operand_shape(v))
+
+
+def _searchsorted_method(a: Any, v: Any, side: str = "left", sorter: Any = None) -> TensorMeta:
+    return _searchsorted(a, v, side, sorter)
+
+
 def _data_dependent(name: str) -> Any:
     def infer(*args: Any, **kwargs: Any) -> Any:
         raise DataDependentShape(f"{name}: the result's shape depends on the array's values")
@@ -441,6 +451,8 @@ def _register() -> None:
                     mutates=(0,)))
     register(OpInfo("numpy.take", OpKind.INDEXING, (np.take,), _take))
     register(OpInfo("ndarray.take", OpKind.INDEXING, (Method("take"),), _take_method))
+    register(OpInfo("numpy.searchsorted", OpKind.OTHER, (np.searchsorted,), _searchsorted))
+    register(OpInfo("ndarray.searchsorted", OpKind.OTHER, (Method("searchsorted"),), _searchsorted_method))
     register(OpInfo("numpy.take_along_axis", OpKind.INDEXING, (np.take_along_axis,), _take_along_axis))
     for fn in (np.nonzero, np.argwhere, np.flatnonzero, np.unique, np.extract, np.compress,
                np.trim_zeros, *(getattr(np, n) for n in ("unique_values", "unique_counts",

@@ -119,6 +119,15 @@ def _tensordot(a: Any, b: Any, axes: Any = 2) -> TensorMeta:
     return _result(probed, (*free_a, *free_b))
 
 
+def _kron(a: Any, b: Any) -> TensorMeta:
+    a, b = lift(a), lift(b)
+    probed = probe(np.kron, a, b)
+    sa, sb = operand_shape(a), operand_shape(b)
+    n = max(len(sa), len(sb))
+    sa, sb = (1,) * (n - len(sa)) + tuple(sa), (1,) * (n - len(sb)) + tuple(sb)
+    return _result(probed, [normalize(x * y) for x, y in zip(sa, sb)])
+
+
 # ---------------------------------------------------------------- einsum
 
 _LABEL = re.compile(r"\.\.\.|[A-Za-z]")
@@ -316,6 +325,7 @@ def _register() -> None:
         OpInfo("numpy.vdot", OpKind.LINALG, (np.vdot,), _vdot),
         OpInfo("numpy.outer", OpKind.LINALG, (np.outer,), _outer, view_of=dot_view, mutates=dot_mut),
         OpInfo("numpy.tensordot", OpKind.LINALG, (np.tensordot,), _tensordot),
+        OpInfo("numpy.kron", OpKind.LINALG, (np.kron,), _kron),
         OpInfo("numpy.einsum", OpKind.LINALG, (np.einsum,), _einsum, view_of=_einsum_view_of,
                mutates=_einsum_mutates),
         OpInfo("numpy.trace", OpKind.LINALG, (np.trace,), _trace, view_of=trace_view, mutates=trace_mut),

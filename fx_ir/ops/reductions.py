@@ -12,7 +12,7 @@ import numpy as np
 
 from ..tensor_meta import TensorMeta
 from .errors import UnsupportedArguments
-from .operands import check_out, operand_shape, out_effects
+from .operands import check_out, constant_array, lift, operand_shape, out_effects
 from .promotion import ArrayOut, probe, probe_method
 from .registry import Method, OpInfo, OpKind, register
 from .shapes import Shape, broadcast_shapes, reduced_shape, reduction_axes, shape_str, shapes_equal
@@ -151,6 +151,53 @@ def _count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Tenso
     return probed.meta(reduced_shape(shape, reduction_axes(axis, len(shape)), keepdims))
 
 
+def _quantile_rule(fn: Callable[..., Any], scale: float) -> Callable[..., Any]:
+    """percentile/quantile (and nan*): the result is q's shape followed by the reduced shape."""
+    what = "Percentiles must be in the range [0, 100]" if scale == 100 else \
+        "Quantiles must be in the range [0, 1]"
+
+    def infer(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+              method: str = "linear", keepdims: Any = False, *, weights: Any = None) -> TensorMeta:
+        if overwrite_input or weights is not None:
+            raise UnsupportedArguments(f"{fn.__name__}(overwrite_input=/weights=) is not modelled")
+        shape = operand_shape(a)
+        if any(is_zero(d) for d in shape):
+            raise UnsupportedArguments(f"{fn.__name__} of an empty array differs across NumPy versions")
+        if isinstance(q, list | tuple):
+            values = constant_array(q)
+            if values.size and not (values.min() >= 0 and values.max() <= scale):
+                raise ValueError(what)
+        q = lift(q)
+        extra = {} if keepdims is _NoValue else {"keepdims": keepdims}
+        probed = probe(fn, a, q, axis, None, False, method, **extra)
+        axes = reduction_axes(axis, len(shape))
+        result = (*operand_shape(q), *reduced_shape(shape, axes, keepdims is not _NoValue and bool(keepdims)))
+        if out is not None:
+            return check_out(out, result, exact=True, what=fn.__name__)
+        return probed.meta(result)
+    infer.__name__ = fn.__name__
+    return infer
+
+
+def _average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
+             keepdims: Any = _NoValue) -> TensorMeta:
+    if returned:
+        raise UnsupportedArguments("average(returned=True) returns a pair")
+    extra = {} if keepdims is _NoValue else {"keepdims": keepdims}
+    weights = lift(weights)
+    probed = probe(np.average, a, axis, weights, **extra)  # ndim rules of weights, dtypes
+    shape = operand_shape(a)
+    axes = reduction_axes(axis, len(shape))
+    if weights is not None:
+        wshape = operand_shape(weights)
+        if len(wshape) == len(shape):
+            if not shapes_equal(wshape, shape):
+                raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
+        elif not shapes_equal(wshape, [shape[i] for i in axes]):
+            raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
+    return probed.meta(reduced_shape(shape, axes, keepdims is not _NoValue and bool(keepdims)))
+
+
 def _register() -> None:
     for fn, method, identity in _REDUCTIONS:
         targets: tuple[Any, ...] = (fn, *(alias for alias, orig in _ALIASES.items() if orig is fn))
@@ -172,6 +219,11 @@ def _register() -> None:
             register(OpInfo(f"ndarray.{method}", OpKind.SCAN, (Method(method),), mrule,
                             view_of=view_of, mutates=mutates))
     register(OpInfo("numpy.count_nonzero", OpKind.REDUCTION, (np.count_nonzero,), _count_nonzero))
+    for fn, scale in ((np.percentile, 100), (np.nanpercentile, 100), (np.quantile, 1), (np.nanquantile, 1)):
+        view_of, mutates = out_effects(3)
+        register(OpInfo(f"numpy.{fn.__name__}", OpKind.REDUCTION, (fn,), _quantile_rule(fn, scale),
+                        view_of=view_of, mutates=mutates))
+    register(OpInfo("numpy.average", OpKind.REDUCTION, (np.average,), _average))
 
 
 _register()

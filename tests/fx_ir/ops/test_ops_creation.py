@@ -153,3 +153,18 @@ def test_arange_argument_forms() -> None:
     check(np.arange, Const(np.int8(3)), Const(np.int16(9)))
     check(np.arange, Const(np.uint8(3)), 9, Const(np.int8(2)))
     check(np.arange, True, 3)
+
+
+def test_meshgrid_and_indices() -> None:
+    x, y, z = sample((3,)), sample((4,), np.int8), sample((2, 1))
+    for indexing in ("xy", "ij"):
+        for sparse in (False, True):
+            check(np.meshgrid, x, y, z, indexing=indexing, sparse=sparse)
+            check(np.meshgrid, x, y, indexing=indexing, sparse=sparse, copy=False)
+    check(np.meshgrid, x)
+    check(np.meshgrid)
+    check(np.meshgrid, [1, 2], [3.0, 4.0, 5.0])
+    check(np.meshgrid, x, y, indexing="zz")
+    check(np.indices, (2, 3))
+    check(np.indices, (2, 3), sparse=True)
+    check(np.indices, (), np.int8)

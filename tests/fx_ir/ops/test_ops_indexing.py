@@ -190,3 +190,20 @@ def test_ufunc_at() -> None:
     check(np.add.at, sample((5,), np.int8), [0, 1], 1.5)
     check(np.negative.at, sample((5,)), [0, 1])
     check(np.add.at, sample((2, 3)), (slice(None), [0, 2]), sample((2, 1)))
+
+
+def test_searchsorted_interp_fill_diagonal() -> None:
+    a = np.sort(sample((5,)))
+    check(np.searchsorted, a, 1.0)
+    check(np.searchsorted, a, sample((2, 3)), side="right")
+    check(np.searchsorted, a, [1.0, 2.0], sorter=np.arange(5))
+    check(np.searchsorted, sample((2, 3)), 1.0)
+    check(Method("searchsorted"), a, sample((4,)))
+    check(np.interp, sample((2, 3)), [0.0, 1.0, 2.0], [1.0, 2.0, 3.0])
+    check(np.interp, 1.5, a, sample((5,), np.complex128))
+    check(np.interp, sample((3,)), [0.0, 1.0], [1.0, 2.0, 3.0])
+    check(np.fill_diagonal, sample((3, 4)), 5.0)
+    check(np.fill_diagonal, sample((3, 3, 3)), sample((3,)))
+    check(np.fill_diagonal, sample((3, 3, 2)), 1.0)
+    check(np.fill_diagonal, sample((3,)), 1.0)
+    check(np.fill_diagonal, sample((3, 3), np.int8), 300)

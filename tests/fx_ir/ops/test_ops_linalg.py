@@ -119,3 +119,9 @@ def test_trace_diag_and_square_matrices() -> None:
     check(np.linalg.solve, np.eye(3)[None].repeat(2, 0), sample((3, 2)))
     check(np.linalg.solve, np.eye(3), sample((2, 3)))
     check(np.linalg.solve, np.eye(3), sample((4,)))
+
+
+def test_kron() -> None:
+    check(np.kron, sample((2, 3)), sample((4,)))
+    check(np.kron, sample((2,), np.int8), sample((3, 1, 2)))
+    check(np.kron, 2.0, sample((3,)))

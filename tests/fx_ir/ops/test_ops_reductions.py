@@ -132,3 +132,23 @@ def test_cumulative_sum() -> None:
     check(np.cumulative_sum, a, axis=0, include_initial=True)
     check(np.cumulative_prod, sample((4,), np.int8), include_initial=True)
     check(np.cumulative_sum, a)                               # axis required for 2-d
+
+
+def test_quantiles_and_average() -> None:
+    a = sample((3, 4))
+    for fn, q in ((np.percentile, 30), (np.nanpercentile, [10, 90]), (np.quantile, 0.5),
+                  (np.nanquantile, [[0.1], [0.9]])):
+        check(fn, a, q)
+        check(fn, a, q, axis=1)
+        check(fn, a, q, axis=(0, 1), keepdims=True)
+        check(fn, sample((4,), np.int8), q, axis=0, method="nearest")
+    check(np.percentile, a, [10, 120])
+    check(np.quantile, a, 1.5)
+    check(np.percentile, a, 50, axis=0, out=sample((4,)))
+    check(np.average, a)
+    check(np.average, a, axis=1)
+    check(np.average, a, axis=0, weights=sample((3,)))
+    check(np.average, a, axis=0, weights=sample((4,)))
+    check(np.average, a, weights=sample((3, 4)), keepdims=True)
+    check(np.average, a, weights=sample((4,)))
+    check(np.average, sample((2, 3), np.int8), axis=(0, 1), weights=sample((2, 3)))
