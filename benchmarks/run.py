@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -190,6 +191,9 @@ def _duration(seconds: float) -> str:
 
 def main() -> None:
     options = parse_args()
+    # Numba's OpenMP workers spin after each parallel loop by default, stealing the cores the next
+    # candidate in the interleaved rounds needs; passive waiting keeps the comparison fair.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     sys.path.insert(0, str(HERE))
     import numpy as np
 

@@ -34,18 +34,25 @@ class Machine:
     min_kernel_bytes: int     # below this, straight NumPy code is faster than any blocking
     min_block_elements: int   # per-block Python overhead needs this much work to hide
     thread_work: float        # estimated element-operations before a second thread pays
+    shared_cache_bytes: int = 0  # last-level cache shared by all cores (L3), 0 if unknown
 
     @property
     def budget_bytes(self) -> int:
-        return self.cache_bytes // 2
+        """Bytes one block may keep in flight: half of L2, or this thread's half-share of L3 if larger.
+
+        Measured here (2 cores, 512 KiB L2, 16 MiB L3): blocks that fit L2 pay ~1 us of Python per
+        ufunc call too often; blocks streaming from L3 are as fast per element and amortize it.
+        """
+        return max(self.cache_bytes // 2, self.shared_cache_bytes // (2 * self.cores))
 
 
 @functools.cache
 def this_machine() -> Machine:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     cache = _cache_bytes(level=2) or 512 * 1024
+    shared = _cache_bytes(level=3) or 0
     return Machine(cache_bytes=cache, cores=max(1, cores), min_kernel_bytes=max(cache // 2, 128 * 1024),
-                   min_block_elements=4096, thread_work=1_000_000)
+                   min_block_elements=16384, thread_work=1_000_000, shared_cache_bytes=shared)
 
 
 def _cache_bytes(level: int) -> int | None:
@@ -105,10 +112,12 @@ def choose_blocking(kernel: Kernel, infos: dict[Node, NodeInfo], scratch: Scratc
             row += _row_bytes(operand, axis)
     row = max(row, 1)
     per_row_elements = max(1, max(infos[m].array.size // kernel.extent for m in kernel.members))  # type: ignore[union-attr]
-    block = max(machine.budget_bytes // row, -(-machine.min_block_elements // per_row_elements), 1)
+    min_rows = -(-machine.min_block_elements // per_row_elements)
+    block = max(machine.budget_bytes // row, min_rows, 1)
+    parallel = machine.cores > 1 and work >= machine.thread_work
+    if parallel:  # at least two blocks per thread, so that threads finish together
+        block = min(block, max(min_rows, -(-kernel.extent // (2 * machine.cores))))
     block = min(block, kernel.extent)
     blocks = -(-kernel.extent // block)
-    threads = 1
-    if machine.cores > 1 and work >= machine.thread_work and blocks > 1:
-        threads = min(machine.cores, blocks)
+    threads = min(machine.cores, blocks) if parallel else 1
     return Blocking(block=block, blocks=blocks, threads=threads, row_bytes=row, work=work)

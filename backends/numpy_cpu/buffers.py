@@ -59,6 +59,14 @@ class BufferPlan:
     last_read: dict[Node, int]
     # a setitem-target kernel whose target may overlap its inputs checks these pairs at run time
     overlap_checks: dict[str, list[Node]]
+    # `t = x.copy()` whose region idx a kernel overwrites at once: only the rest of x is copied
+    elided_copies: dict[Node, CopyElision] = field(default_factory=dict)
+
+
+@dataclass
+class CopyElision:
+    source: Node                          # x in `t = x.copy()`
+    regions: list[tuple[slice, ...]]      # the parts of t outside the overwritten index, to copy from x
 
 
 def _meta(node: Node) -> TensorMeta | None:
@@ -202,7 +210,55 @@ def plan_buffers(steps: list[Step], infos: dict[Node, NodeInfo]) -> BufferPlan:
                 pool[(meta.shape, meta.dtype)].append(own)
     split = {k.name: plan_split(k, infos) for k in kernels}
     scratch = {k.name: plan_scratch(k, infos, split[k.name]) for k in kernels}
-    return BufferPlan(storage, outputs, scratch, split, last_read, overlap_checks)
+    elided = {}
+    for index, step in enumerate(steps):
+        if isinstance(step, Kernel) and step.target is not None and not overlap_checks.get(step.name):
+            found = _copy_elision(steps, index, step)
+            if found is not None:
+                elided[step.target.array] = found
+    return BufferPlan(storage, outputs, scratch, split, last_read, overlap_checks, elided)
+
+
+def _copy_elision(steps: list[Step], index: int, kernel: Kernel) -> CopyElision | None:
+    """`t = x.copy(); t[idx] = <kernel>`: t's idx region is written before anyone reads t."""
+    assert kernel.target is not None
+    copy = kernel.target.array
+    if copy.op != "call_method" or copy.target != "copy" or len(copy.args) != 1 or copy.kwargs:
+        return None  # ndarray.copy() is C-ordered whatever x is, like the np.empty that replaces it
+    source = copy.args[0]
+    meta = _meta(copy)
+    if not isinstance(source, Node) or meta is None or not meta.is_static:
+        return None
+    position = {id(s): i for i, s in enumerate(steps)}
+    if position.get(id(copy), index) >= index:
+        return None
+    for user in copy.users:
+        if user is not kernel.target.setitem and position.get(id(user), -1) <= index:
+            return None  # someone reads t before the kernel has filled it
+    bounds = _unit_slices(kernel.target.index, meta.shape)
+    if bounds is None:
+        return None
+    regions: list[tuple[slice, ...]] = []
+    for axis, (start, stop) in enumerate(bounds):
+        inner = tuple(slice(a, b) for a, b in bounds[:axis])
+        for lo, hi in ((0, start), (stop, meta.shape[axis])):
+            if hi > lo:
+                regions.append(inner + (slice(lo, hi),))
+    return CopyElision(source, regions)
+
+
+def _unit_slices(index: Any, shape: tuple[Any, ...]) -> list[tuple[int, int]] | None:
+    """(start, stop) per leading axis for an index made only of step-1 slices, else None."""
+    items = index if isinstance(index, tuple) else (index,)
+    if len(items) > len(shape) or not all(isinstance(i, slice) and i.step in (None, 1) for i in items):
+        return None
+    bounds = []
+    for item, size in zip(items, shape):
+        start, stop, _ = item.indices(size)
+        if stop < start:
+            return None
+        bounds.append((start, stop))
+    return bounds
 
 
 def _dying(steps: list[Step], index: int, storage: dict[Node, Storage]) -> list[Storage]:

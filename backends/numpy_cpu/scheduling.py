@@ -164,7 +164,7 @@ def _score(members: list[tuple[Node, int]], assigned: set[Node], budget_bytes: i
     row = sum(_meta(n).size // _meta(n).shape[a] * _meta(n).dtype.itemsize for n, a in live)
     outer = -sum(a for _, a in live) / len(live)
     # Fusing more beats fitting the cache exactly, up to rows so long that scratch blocks get huge.
-    return (row <= 16 * budget_bytes, total, outer)
+    return (row <= 4 * budget_bytes, total, outer)
 
 
 def _split(graph: Graph, members: list[tuple[Node, int]], segment: dict[Node, int],

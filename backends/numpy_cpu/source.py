@@ -14,6 +14,7 @@ from ...fx_ir import CodeGen, Node
 from ...fx_ir.naming import Namespace
 from ...fx_ir.printing import source_of
 from . import runtime
+from .buffers import CopyElision
 from .emitters import KernelEmitter, KernelNames, axis_slice
 from .scheduling import Kernel
 
@@ -72,7 +73,11 @@ class SourceWriter(CodeGen):
                 if source is not None and source != last_source and step.op != "placeholder":
                     self._body.extend(f"# {line}" for line in source.splitlines())
                     last_source = source
-                getattr(self, f"emit_{step.op.value}")(step)
+                elision = self.plan.buffers.elided_copies.get(step)
+                if elision is not None:
+                    self._write_elided_copy(step, elision)
+                else:
+                    getattr(self, f"emit_{step.op.value}")(step)
             self._free(index)
         header = f"def forward({', '.join(self._params)}):"
         body = "\n".join("    " + line for line in (self._body or ["pass"]))
@@ -158,6 +163,24 @@ class SourceWriter(CodeGen):
             self._body[i] = "    " + self._body[i]
         if view is not None:
             self._extra_frees.append(view)
+
+    def _write_elided_copy(self, node: Node, elision: CopyElision) -> None:
+        """`t = x.copy()` whose interior a kernel overwrites next: copy only the border regions."""
+        meta = node.meta["val"]
+        source = elision.source.name
+        written = self._subscript(self._elided_index(node))
+        self._body.append(f"{node.name} = np.empty({meta.shape!r}, dtype={self._dtype_name(meta.dtype)})"
+                          f"  # {source}.copy(), but [{written}] is computed straight into it below")
+        self._bound.add(node)
+        for region in elision.regions:
+            index = ", ".join(f"{r.start}:{r.stop}" for r in region)
+            self._body.append(f"{node.name}[{index}] = {source}[{index}]")
+
+    def _elided_index(self, node: Node) -> Any:
+        for kernel in self.plan.kernels:
+            if kernel.target is not None and kernel.target.array is node:
+                return kernel.target.index
+        raise AssertionError(f"no kernel overwrites {node.name}")
 
     def _allocation(self, out: Node) -> str:
         meta = out.meta["val"]

@@ -73,7 +73,8 @@ def _reduction_kind(info: NodeInfo) -> str | None:
     if not isinstance(source, Node) or len(info.reduced_axes) != 1:
         return None
     meta = _meta(source)
-    if info.reduced_axes[0] != meta.ndim - 1 or meta.dtype not in (np.float32, np.float64):
+    if (info.reduced_axes[0] != meta.ndim - 1 or meta.dtype not in (np.float32, np.float64)
+            or not 2 <= meta.shape[-1] <= MAX_COMPONENTS):
         return None
     if info.reduction in ("sum", "norm") and (node.kwargs.get("dtype") is not None or info.array is None
                                               or info.array.dtype != meta.dtype):
