@@ -59,7 +59,8 @@ class LoadStoreMixin:
         self.symbolic_locals[second] = self.pop()
 
     def DELETE_FAST(self, inst: Instr) -> None:
-        self.symbolic_locals.pop(inst.arg, None)
+        if self.symbolic_locals.pop(inst.arg, None) is None:
+            unsupported(Category.EXCEPTION, f"del of the unbound local {inst.arg!r} raises UnboundLocalError")
 
     # ---- constants ---------------------------------------------------------------------------------
     def LOAD_CONST(self, inst: Instr) -> None:

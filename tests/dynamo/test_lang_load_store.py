@@ -287,3 +287,15 @@ def test_attribute_added_later_recompiles():
     out, has_extra = compiled(obj, A)
     np.testing.assert_array_equal(out, A * 5.0)
     assert has_extra is True
+
+
+def test_deleting_an_unbound_local_raises_like_python():
+    def f(x, flag):
+        y = x
+        if flag:
+            del y
+        del y
+        return x
+
+    check(f, (A, False))
+    check(f, (A, True), graph=False)
