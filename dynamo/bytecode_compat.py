@@ -134,3 +134,40 @@ def binary_subscr_instr() -> Instr:
 # nothing on 3.11, END_FOR on 3.12, END_FOR and POP_TOP on 3.13.
 FOR_ITER_EXHAUSTED_SKIP = 2 if PY313 else 1 if PY312 else 0
 END_FOR_POPS = 1 if PY313 else 2
+
+
+def load_closure_instr(name: str) -> Instr:
+    """Push the cell of free variable `name` (to build a closure tuple)."""
+    from bytecode import FreeVar
+
+    return Instr("LOAD_FAST" if PY313 else "LOAD_CLOSURE", FreeVar(name))
+
+
+def make_function_instrs(code: types.CodeType, with_closure: bool) -> list[Instr]:
+    """Stack: [closure tuple if with_closure] -> function object for `code` with the frame's globals."""
+    if PY313:
+        instrs = [Instr("LOAD_CONST", code), Instr("MAKE_FUNCTION")]
+        return instrs + ([Instr("SET_FUNCTION_ATTRIBUTE", 0x08)] if with_closure else [])
+    return [Instr("LOAD_CONST", code), Instr("MAKE_FUNCTION", 0x08 if with_closure else 0)]
+
+
+def pair_null_positions() -> frozenset[int]:
+    """Where the NULL sits among the two items LOAD_GLOBAL/LOAD_ATTR push for a call."""
+    return frozenset({1}) if PY313 else frozenset({0})
+
+
+def attribute_with_null_instrs(name: str) -> list[Instr]:
+    """Stack: obj -> the attribute and a NULL in call order (the method form, made explicit)."""
+    if PY313:
+        return [load_attr_instr(name), Instr("PUSH_NULL")]
+    return [load_attr_instr(name), Instr("PUSH_NULL"), Instr("SWAP", 2)]
+
+
+def pop_jump_needs_bool() -> bool:
+    """3.13's POP_JUMP_IF_TRUE/FALSE require an exact bool (the compiler puts TO_BOOL first)."""
+    return PY313
+
+
+def forward_jump_name(name: str) -> str:
+    """3.11 spells a forward conditional jump POP_JUMP_FORWARD_IF_*; 3.12+ POP_JUMP_IF_*."""
+    return name if PY312 else name.replace("POP_JUMP_IF_", "POP_JUMP_FORWARD_IF_")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -25,19 +26,49 @@ internal_log = logging.getLogger("dynamo")
 recompiles_log = get_artifact_logger("recompiles")
 
 def trace_frame(frame: Any, backend: Any, backend_name: str) -> "CompiledFrame":
-    """Interpret the frame symbolically into one graph and build the code that replaces it."""
+    """Interpret the frame symbolically into a graph and build the code that replaces it.
+
+    When an instruction cannot be captured, trace again from the start and stop right before it
+    (tracing is deterministic, so the second pass reaches exactly that state): the graph so far
+    is compiled and the rest of the frame continues in a resume function (graph_break.py).
+    """
     from .codegen import PyCodegen, assemble
+    from .graph_break import CannotBreak, codegen_break, describe_cannot_break
     from .output_graph import OutputGraph
     from .symbolic_convert import InstructionTranslator
+    from .translator.core import BreakHere
 
     code = frame.f_code
-    output = OutputGraph(code, frame.f_globals, backend, backend_name)
-    return_value = InstructionTranslator(frame, output).run()
-    body = PyCodegen(code)
-    return_value.reconstruct(body)
-    output.side_effects.codegen(body)
+    start = time.perf_counter()
+    reason: Unsupported | None = None
+    while True:
+        output = OutputGraph(code, frame.f_globals, backend, backend_name)
+        tx = InstructionTranslator(frame, output)
+        tx.break_at = None if reason is None else reason.break_step
+        try:
+            return_value = tx.run()
+        except BreakHere:
+            try:
+                body = codegen_break(tx, reason)
+            except (CannotBreak, Unsupported) as why:
+                raise describe_cannot_break(reason, why) from None
+            breaks_log.debug("graph break in %s: %s", code.co_qualname, reason)
+            breaks = [reason]
+            break
+        except Unsupported as error:
+            if reason is not None or getattr(error, "break_step", None) is None:
+                raise
+            reason = error
+            continue
+        body = PyCodegen(code)
+        return_value.reconstruct(body)
+        output.side_effects.codegen(body)
+        breaks = []
+        break
     compiled = output.compile_graph(body.graph_outputs)
-    return CompiledFrame(output.guards, assemble(code, compiled, body), [compiled] if compiled else [])
+    result = CompiledFrame(output.guards, assemble(code, compiled, body), [compiled] if compiled else [], breaks=breaks)
+    result.trace_seconds = time.perf_counter() - start - (compiled.compile_seconds if compiled else 0.0)
+    return result
 
 
 # Tracing mutates shared state (caches, counters): one frame is compiled at a time.
@@ -52,6 +83,8 @@ class CompiledFrame:
     code: types.CodeType
     graphs: list = field(default_factory=list)
     fallback_reason: Unsupported | None = None
+    breaks: list[Unsupported] = field(default_factory=list)  # graph breaks taken, in order
+    trace_seconds: float = 0.0
 
 
 class ConvertFrame:
@@ -63,6 +96,7 @@ class ConvertFrame:
         self._limit_warned: set[types.CodeType] = set()
         # every frame this callback compiled, in order (explain() and tests read it)
         self.compiled_frames: list[tuple[types.CodeType, CompiledFrame]] = []
+        self.recompiles: list[tuple[types.CodeType, list[str]]] = []  # (code, guard failures)
 
     def __repr__(self) -> str:
         return f"<ConvertFrame backend={self.backend_name!r} fullgraph={self.fullgraph}>"
@@ -79,6 +113,7 @@ class ConvertFrame:
             if any(self._check(frame, e) < 0 for e in entries):
                 return None
             if entries:
+                self.recompiles.append((code, self._failures(frame, entries)))
                 self._log_recompile(frame, entries)
                 if len(entries) >= config.cache_size_limit:
                     self._warn_cache_limit(frame, entries)
@@ -135,7 +170,7 @@ class ConvertFrame:
             recompiles_log.debug(
                 "recompiling %s (%s:%d), guard failures:\n%s",
                 code.co_qualname, code.co_filename, code.co_firstlineno,
-                "\n".join(f"  - {r}" for r in self._failures(frame, entries)),
+                "\n".join(f"  - {r}" for r in self.recompiles[-1][1]),
             )
 
     def _warn_cache_limit(self, frame: Any, entries: list) -> None:
@@ -156,3 +191,4 @@ class ConvertFrame:
     def reset(self) -> None:
         self._limit_warned.clear()
         self.compiled_frames.clear()
+        self.recompiles.clear()

@@ -9,6 +9,7 @@ from typing import Any
 
 from . import config, skipfiles
 from .exc import Category, unsupported
+from .resume import entry_index
 from .sources import AttrSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source
 from .translator.calls import CallsMixin
 from .translator.containers import ContainersMixin
@@ -83,6 +84,7 @@ class InstructionTranslator(TranslatorBase):
         self.closure = [output.side_effects.track_cell(cell, functools.partial(_frame_cell, cell, index, name))
                         for index, (name, cell) in enumerate(zip(code.co_freevars, frame.f_closure or ()))]
         self.globals_source = None
+        self.entry_index = entry_index(code)
 
 
 def _frame_cell(cell: types.CellType, index: int, name: str) -> CellVariable:

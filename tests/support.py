@@ -43,12 +43,17 @@ def fallbacks(compiled: Any) -> list[str]:
             if frame.fallback_reason is not None]
 
 
+def graph_breaks(compiled: Any) -> list[str]:
+    """Reasons of the graph breaks taken while compiling (each frame's breaks, in order)."""
+    return [str(reason) for _, frame in compiled._dynamo_callback.compiled_frames for reason in frame.breaks]
+
+
 def same_value(a: Any, b: Any) -> bool:
     """Equal values of the same types, recursively; arrays equal in dtype, shape and contents."""
     if type(a) is not type(b):
         return False
     if isinstance(a, np.ndarray):
-        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fcmM")
     if isinstance(a, np.generic):
         return a.dtype == b.dtype and (a == b or (a != a and b != b))
     if isinstance(a, (list, tuple)):

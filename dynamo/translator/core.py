@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 from bytecode import Bytecode, Instr, Label
 
 from .. import config
+from ..bytecode_analysis import analyze
 from ..exc import Category, SourceLocation, Unsupported, unsupported
 from ..variables.base import NULL, VariableTracker
 
@@ -43,6 +44,10 @@ class YieldSignal(Exception):
         self.value = value
 
 
+class BreakHere(Exception):
+    """The translator reached the step a graph break was planned at (a retrace)."""
+
+
 class InstructionTranslatorBase:
     dispatch_table: ClassVar[dict[str, Handler]] = {}
 
@@ -60,8 +65,11 @@ class InstructionTranslatorBase:
         self.parent = parent
         self.symbolic_locals = symbolic_locals
         self.stack: list[VariableTracker] = []
-        self.instructions, self.label_targets = _flatten(code)
+        self.facts = analyze(code)
+        self.instructions, self.label_targets = self.facts.instructions, self.facts.label_index
         self.ip = 0
+        self.steps = 0  # instructions this translator has started, the key of a graph break
+        self.break_at: int | None = None  # root translator: stop before this step (graph break)
         self.current: Instr | None = None
         self.kw_names: tuple[str, ...] = ()
         self.depth = 0 if parent is None else parent.depth + 1
@@ -88,7 +96,17 @@ class InstructionTranslatorBase:
     def step(self) -> None:
         if self.ip >= len(self.instructions):
             unsupported(Category.UNSUPPORTED_OPCODE, "execution ran off the end of the bytecode")
+        if self.break_at is not None and self.steps == self.break_at:
+            raise BreakHere()
+        self.steps += 1
         inst = self.current = self.instructions[self.ip]
+        if self.ip in self.facts.in_user_region:
+            error = Unsupported(Category.UNSUPPORTED_OPCODE,
+                                "code inside try/except and with blocks runs in Python, so that "
+                                "exceptions reach their handlers")
+            error.split_before = True
+            self._annotate(error)
+            raise error
         self.ip += 1
         self.output.count_instruction()
         if inst.lineno is not None:
@@ -100,10 +118,20 @@ class InstructionTranslatorBase:
                 unsupported(Category.UNSUPPORTED_OPCODE, f"{feature} is not captured yet ({inst.name})")
             handler(self, inst)
         except Unsupported as error:
-            if error.location is None:
-                error.location = self.location()
-                error.args = (error._message(),)
+            self._annotate(error)
             raise
+
+    def _annotate(self, error: Unsupported) -> None:
+        """Attach where this translator was: the user's location (innermost first), the inlining
+        stack, and for the frame's own translator the step a graph break would stop at."""
+        if error.location is None:
+            error.location = self.location()
+            error.args = (error._message(),)
+        if not hasattr(error, "user_stack"):
+            error.user_stack = []
+        error.user_stack.insert(0, self.location())
+        if self.parent is None and not hasattr(error, "break_step"):
+            error.break_step = self.steps - 1
 
     def location(self) -> SourceLocation:
         lineno = self.current.lineno if self.current is not None and self.current.lineno else self.code.co_firstlineno
@@ -173,16 +201,4 @@ _FEATURES = {
 }
 
 
-def _flatten(code: types.CodeType) -> tuple[list[Instr], dict[Label, int]]:
-    """Instructions without labels or pseudo-instructions, and where each label points."""
-    instructions: list[Instr] = []
-    targets: dict[Label, int] = {}
-    for item in Bytecode.from_code(code):
-        if isinstance(item, Label):
-            targets[item] = len(instructions)
-        elif isinstance(item, Instr):
-            instructions.append(item)
-    return instructions, targets
-
-
-__all__ = ["InstructionTranslatorBase", "LazyVariable", "NULL", "ReturnSignal", "YieldSignal"]
+__all__ = ["BreakHere", "InstructionTranslatorBase", "LazyVariable", "NULL", "ReturnSignal", "YieldSignal"]

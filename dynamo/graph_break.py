@@ -1,0 +1,232 @@
+"""Graph breaks: when an instruction cannot be captured, the graph so far is compiled, the
+instruction runs in plain Python, and a resume function continues the frame after it.
+
+`codegen_break` writes the tail of the transformed code for the instruction the translator
+stopped at: replay side effects, run the instruction, call the resume function(s).
+"""
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING, Any
+
+from bytecode import Instr, Label
+
+from . import bytecode_compat as compat
+from .bytecode_analysis import analyze
+from .codegen import PyCodegen
+from .exc import Category, Unsupported
+from .resume import resume_code
+from .variables.base import NULL, VariableTracker
+
+if TYPE_CHECKING:
+    from .symbolic_convert import InstructionTranslator
+
+
+class BreakKind(enum.Enum):
+    SPLIT = "split"          # stop before the instruction; the resume function starts with it
+    STRAIGHT = "straight"    # run the instruction here, resume at the next one
+    JUMP = "jump"            # a conditional jump on a value known only at run time
+    JUMP_OR_POP = "jump_or_pop"  # 3.11's JUMP_IF_TRUE_OR_POP / JUMP_IF_FALSE_OR_POP
+    TERMINAL = "terminal"    # the instruction never continues (raise)
+
+
+_JUMPS = {"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
+          "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE",
+          "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE",
+          "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"}
+
+
+def _arg(inst: Instr) -> int:
+    return inst.arg if isinstance(inst.arg, int) else 0
+
+
+# (items the instruction takes from the stack, items it leaves), for instructions that may run
+# in Python at a break. Deep-stack instructions (LIST_APPEND i, COPY n) take the whole span.
+_STACK_USE = {
+    "CALL": lambda i: (_arg(i) + 2, 1),
+    "CALL_KW": lambda i: (_arg(i) + 3, 1),
+    "CALL_FUNCTION_EX": lambda i: (3 + (_arg(i) & 1), 1),
+    **dict.fromkeys(("BINARY_OP", "BINARY_SUBSCR", "COMPARE_OP", "IS_OP", "CONTAINS_OP"), lambda i: (2, 1)),
+    **dict.fromkeys(("UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT", "UNARY_NOT", "TO_BOOL", "GET_ITER",
+                     "CALL_INTRINSIC_1", "FORMAT_SIMPLE", "CONVERT_VALUE"), lambda i: (1, 1)),
+    "FORMAT_WITH_SPEC": lambda i: (2, 1),
+    "FORMAT_VALUE": lambda i: (1 + bool(_arg(i) & 0x04), 1),
+    "STORE_SUBSCR": lambda i: (3, 0),
+    "DELETE_SUBSCR": lambda i: (2, 0),
+    "STORE_ATTR": lambda i: (2, 0),
+    "DELETE_ATTR": lambda i: (1, 0),
+    "STORE_GLOBAL": lambda i: (1, 0),
+    "DELETE_GLOBAL": lambda i: (0, 0),
+    "BINARY_SLICE": lambda i: (3, 1),
+    "STORE_SLICE": lambda i: (4, 0),
+    "LOAD_ATTR": lambda i: (1, 2 if compat.attr_arg(i)[0] else 1),
+    "LOAD_METHOD": lambda i: (1, 2),
+    "LOAD_GLOBAL": lambda i: (0, 2 if compat.global_arg(i)[0] else 1),
+    "LOAD_DEREF": lambda i: (0, 1),
+    **dict.fromkeys(("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE"), lambda i: (_arg(i), 1)),
+    "BUILD_MAP": lambda i: (2 * _arg(i), 1),
+    "BUILD_CONST_KEY_MAP": lambda i: (_arg(i) + 1, 1),
+    "UNPACK_SEQUENCE": lambda i: (1, _arg(i)),
+    "UNPACK_EX": lambda i: (1, (_arg(i) & 0xFF) + (_arg(i) >> 8) + 1),
+    "BEFORE_WITH": lambda i: (1, 2),
+    "IMPORT_NAME": lambda i: (2, 1),
+    "IMPORT_FROM": lambda i: (1, 2),
+    "LOAD_ASSERTION_ERROR": lambda i: (0, 1),
+    "LOAD_BUILD_CLASS": lambda i: (0, 1),
+    **dict.fromkeys(("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE"),
+                    lambda i: (_arg(i), _arg(i) - 1)),
+    "MAP_ADD": lambda i: (_arg(i) + 1, _arg(i) - 1),
+}
+
+
+def break_kind(inst: Instr, error: Unsupported) -> BreakKind | None:
+    """How to break at `inst`, or None when the frame cannot break there."""
+    if getattr(error, "split_before", False):
+        return BreakKind.SPLIT
+    if inst.name in _JUMPS:
+        return BreakKind.JUMP
+    if inst.name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
+        return BreakKind.JUMP_OR_POP
+    if inst.name == "RAISE_VARARGS":
+        return BreakKind.TERMINAL
+    if inst.name in _STACK_USE:
+        return BreakKind.STRAIGHT
+    return None
+
+
+class CannotBreak(Exception):
+    """This frame cannot continue after a break here; it runs its original code instead."""
+
+
+def check_breakable(tx: "InstructionTranslator", kind: BreakKind | None) -> None:
+    if kind is None:
+        raise CannotBreak("this instruction cannot run on its own between two graphs")
+    if tx.code.co_cellvars:
+        raise CannotBreak("the function has variables captured by inner functions (cells)")
+    if kind is BreakKind.SPLIT and tx.ip == tx.entry_index and tx.output.count_ops() == 0:
+        raise CannotBreak("nothing before this point could be captured")
+
+
+class _Temp(VariableTracker):
+    """A value the instruction run in Python left behind, parked in a local of the transformed code."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.append(Instr("LOAD_FAST", self.name))
+
+
+def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
+    """The tail of the transformed code when `tx` stopped before instruction tx.ip."""
+    inst = tx.instructions[tx.ip]
+    kind = break_kind(inst, error)
+    check_breakable(tx, kind)
+    cg = PyCodegen(tx.code)
+    tx.output.side_effects.codegen(cg)  # the program sees the state plain Python would
+    stack = list(tx.stack)
+    if kind is BreakKind.SPLIT:
+        _call_resume(cg, tx, tx.ip, stack)
+    elif kind is BreakKind.STRAIGHT or kind is BreakKind.TERMINAL:
+        _run_straight(cg, tx, inst, kind, stack)
+    elif kind is BreakKind.JUMP:
+        _run_jump(cg, tx, inst, stack)
+    else:
+        _run_jump_or_pop(cg, tx, inst, stack)
+    return cg
+
+
+def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind: BreakKind,
+                  stack: list[VariableTracker]) -> None:
+    takes, leaves = (inst.arg if isinstance(inst.arg, int) else 0, 0) if kind is BreakKind.TERMINAL \
+        else _STACK_USE[inst.name](inst)
+    below, operands = stack[: len(stack) - takes], stack[len(stack) - takes:]
+    if any(v is NULL for v in operands) and not inst.name.startswith("CALL"):
+        raise CannotBreak("a NULL among the operands of an instruction run in Python")
+    for value in operands:
+        value.reconstruct(cg)
+    result_nulls: frozenset[int] = frozenset()
+    if inst.name == "LOAD_METHOD" or (inst.name == "LOAD_ATTR" and compat.attr_arg(inst)[0]):
+        cg.append(*compat.attribute_with_null_instrs(compat.attr_arg(inst)[1]))
+        result_nulls = compat.pair_null_positions()
+    elif inst.name == "CALL":
+        if tx.kw_names:
+            cg.append(Instr("KW_NAMES", tx.kw_names))
+        cg.append(*compat.call_instrs(inst.arg))
+    else:
+        if inst.name == "LOAD_GLOBAL" and compat.global_arg(inst)[0]:
+            result_nulls = compat.pair_null_positions()
+        cg.append(Instr(inst.name, inst.arg) if inst.has_arg() else Instr(inst.name))
+    if kind is BreakKind.TERMINAL:
+        return
+    results: list[VariableTracker] = [NULL] * leaves
+    for position in reversed(range(leaves)):  # the top of the stack is the last result
+        if position in result_nulls:
+            cg.pop_top()
+            continue
+        temp = _Temp(f"___break_result_{position}")
+        cg.append(Instr("STORE_FAST", temp.name))
+        results[position] = temp
+    _call_resume(cg, tx, tx.ip + 1, below + results)
+
+
+def _run_jump(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, stack: list[VariableTracker]) -> None:
+    condition, below = stack[-1], stack[:-1]
+    condition.reconstruct(cg)
+    name = inst.name.replace("_FORWARD", "").replace("_BACKWARD", "")
+    if compat.pop_jump_needs_bool() and name in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE"):
+        cg.append(Instr("TO_BOOL"))
+    taken = Label()
+    cg.append(Instr(compat.forward_jump_name(name), taken))
+    _call_resume(cg, tx, tx.ip + 1, below)
+    cg.append(Instr("RETURN_VALUE"))
+    cg.append(taken)
+    _call_resume(cg, tx, tx.facts.label_index[inst.arg], below)
+
+
+def _run_jump_or_pop(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, stack: list[VariableTracker]) -> None:
+    condition, below = stack[-1], stack[:-1]
+    condition.reconstruct(cg)
+    temp = _Temp("___break_condition")
+    cg.append(Instr("STORE_FAST", temp.name), Instr("LOAD_FAST", temp.name))
+    taken = Label()
+    jump = "POP_JUMP_IF_TRUE" if inst.name == "JUMP_IF_TRUE_OR_POP" else "POP_JUMP_IF_FALSE"
+    cg.append(Instr(compat.forward_jump_name(jump), taken))
+    _call_resume(cg, tx, tx.ip + 1, below)
+    cg.append(Instr("RETURN_VALUE"))
+    cg.append(taken)
+    _call_resume(cg, tx, tx.facts.label_index[inst.arg], below + [temp])
+
+
+def _call_resume(cg: PyCodegen, tx: "InstructionTranslator", index: int, stack: list[VariableTracker]) -> None:
+    """`return __resume_at_...(stack items..., live locals...)` — the call; assemble adds the return."""
+    live = tuple(sorted(name for name in analyze(tx.code).live_locals(index)
+                        if name in tx.symbolic_locals and name in tx.code.co_varnames))
+    nulls = frozenset(i for i, value in enumerate(stack) if value is NULL)
+    code = resume_code(tx.code, index, len(stack), nulls, live)
+    freevars = tx.code.co_freevars
+    load_fn = [compat.load_closure_instr(name) for name in freevars]
+    if freevars:
+        load_fn.append(Instr("BUILD_TUPLE", len(freevars)))
+    load_fn += compat.make_function_instrs(code, bool(freevars))
+    cg.append(*compat.callable_with_null(load_fn))
+    count = 0
+    for value in stack:
+        if value is not NULL:
+            value.reconstruct(cg)
+            count += 1
+    for name in live:
+        tx.symbolic_locals[name].reconstruct(cg)
+    cg.end_call(count + len(live))
+
+
+def describe_cannot_break(error: Unsupported, why: CannotBreak) -> Unsupported:
+    """The reason a frame ran uncompiled: the original reason, and why no break was possible."""
+    wrapped = Unsupported(error.category, f"{error.explanation} (and the frame cannot continue after a "
+                          f"graph break here: {why})", error.hint, error.location)
+    wrapped.user_stack = getattr(error, "user_stack", [])
+    return wrapped
+
+
+__all__ = ["BreakKind", "CannotBreak", "Category", "codegen_break", "describe_cannot_break"]
