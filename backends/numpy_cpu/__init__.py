@@ -42,14 +42,15 @@ class NumpyBackend:
         try:
             plan = self.plan(graph_module, example_inputs)
             source = self.source(plan)
-            function = self.callable(plan, source)
+            function: Any = self.callable(plan, source)
         except Exception:
             if self.strict:
                 raise
             log.warning("numpy backend: could not optimize this graph; it runs as traced", exc_info=True)
-            return graph_module.forward
+            forward: Callable[..., Any] = graph_module.forward
+            return forward
         seconds = time.perf_counter() - start
-        function.compile_seconds = seconds  # type: ignore[attr-defined]
+        function.compile_seconds = seconds
         log.debug("[callable] forward compiled in %.1f ms", seconds * 1e3)
         return function
 
@@ -78,9 +79,9 @@ class NumpyBackend:
                                                       spec.threads, spec.slots)
         function = namespace[source.function_name]
         weakref.finalize(function, linecache.cache.pop, filename, None)
-        function.plan = plan  # type: ignore[attr-defined]
-        function.source = source.src  # type: ignore[attr-defined]
-        return function
+        function.plan = plan
+        function.source = source.src
+        return function  # type: ignore[no-any-return]
 
 
 numpy_backend = register_backend(NumpyBackend(), name="numpy")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import functools
 import inspect
 import operator
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ class NodeInfo:
     reduced_axes: tuple[int, ...] = ()     # axes of the reduction's input that it removes
     order_sensitive: bool = False          # a float sum: the blocked axis must precede reduced axes
     links: list[tuple[int, Node, int]] = field(default_factory=list)
+    ufunc_args: tuple[Any, ...] | None = None  # what the ufunc is called with, when not node.args (`x ** 2`)
     why: str = ""                          # for opaque nodes: why they stay out of kernels
 
     @property
@@ -212,9 +214,13 @@ def _classify_elementwise(info: NodeInfo, row: OpInfo) -> None:
             return
         operands = list(node.args)
         info.role, info.ufunc = Role.UFUNC, target
-    elif target in (operator.pow,):
+    elif target is operator.pow and len(node.args) == 2 and not node.kwargs:
         operands = list(node.args)
-        info.role = Role.POWER
+        dispatched = power_dispatch(*node.args)
+        if dispatched is None:
+            info.role = Role.POWER
+        else:
+            info.role, info.ufunc, info.ufunc_args = Role.UFUNC, dispatched[0], dispatched[1]
     elif row.ufunc is not None and not node.kwargs and row.ufunc.nout == 1 and len(node.args) == row.ufunc.nin:
         operands = list(node.args)
         info.role, info.ufunc = Role.UFUNC, row.ufunc
@@ -230,6 +236,60 @@ def _classify_elementwise(info: NodeInfo, row: OpInfo) -> None:
     if not _elementwise_links(info, operands):
         info.role, info.ufunc, info.links = Role.OPAQUE, None, []
         info.why = "operands do not broadcast to the result"
+
+
+class _Recorder(np.ndarray):
+    """An array that notes which ufunc NumPy calls on it, and with what."""
+
+    calls: list[tuple[np.ufunc, tuple[Any, ...]]] = []
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        _Recorder.calls.append((ufunc, inputs) if method == "__call__" and not kwargs else (None, ()))
+        plain = [i.view(np.ndarray) if isinstance(i, _Recorder) else i for i in inputs]
+        return getattr(ufunc, method)(*plain, **kwargs)
+
+
+@functools.cache
+def _power_probe(dtype: np.dtype, kind: type, value: Any, base_is_array: bool) -> tuple[Any, ...] | None:
+    """Which ufunc `array ** constant` (or `constant ** array`) calls: (ufunc, operand positions)."""
+    constant = kind(value)
+    array = np.ones(2, dtype).view(_Recorder)
+    _Recorder.calls = []
+    try:
+        with np.errstate(all="ignore"):
+            _ = array ** constant if base_is_array else constant ** array
+    except Exception:
+        return None  # NumPy raises for these operands: the operator stays, and raises the same at run time
+    if len(_Recorder.calls) != 1 or _Recorder.calls[0][0] is None:
+        return None
+    ufunc, inputs = _Recorder.calls[0]
+    array_position, constant_position = (0, 1) if base_is_array else (1, 0)
+    return (ufunc, tuple(array_position if isinstance(i, _Recorder) else constant_position for i in inputs))
+
+
+def power_dispatch(base: Any, exponent: Any) -> tuple[np.ufunc, tuple[Any, ...]] | None:
+    """`base ** exponent` as the ufunc call NumPy makes for it: `x ** 2` is np.square(x) (a scalar fast
+    path, which depends on the exponent's value and type), `x ** 3` is np.power(x, 3). None: unknown."""
+    base_meta = base.meta.get("val") if isinstance(base, Node) else None
+    exp_meta = exponent.meta.get("val") if isinstance(exponent, Node) else None
+    base_array = isinstance(base_meta, TensorMeta) and base_meta.ndim > 0
+    exp_array = isinstance(exp_meta, TensorMeta) and exp_meta.ndim > 0
+    if base_array and exp_array:
+        return (np.power, (base, exponent))  # array ** array: no scalar fast path
+    if base_array and not isinstance(exponent, Node):
+        meta, constant, base_is_array = base_meta, exponent, True
+    elif exp_array and not isinstance(base, Node):
+        meta, constant, base_is_array = exp_meta, base, False
+    else:
+        return None
+    if type(constant) not in (int, float, bool) and not isinstance(constant, np.generic):
+        return None
+    value = constant.item() if isinstance(constant, np.generic) else constant
+    found = _power_probe(meta.dtype, type(constant), value, base_is_array)
+    if found is None:
+        return None
+    ufunc, positions = found
+    return (ufunc, tuple((base, exponent)[p] for p in positions))
 
 
 def _astype_copies(node: Node) -> bool:

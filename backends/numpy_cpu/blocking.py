@@ -84,7 +84,7 @@ class Blocking:
 def _row_bytes(node: Node, axis: int) -> int:
     meta = node.meta["val"]
     assert isinstance(meta, TensorMeta)
-    return meta.size // meta.shape[axis] * meta.dtype.itemsize
+    return int(meta.size // meta.shape[axis] * meta.dtype.itemsize)
 
 
 def choose_blocking(kernel: Kernel, infos: dict[Node, NodeInfo], scratch: ScratchPlan, machine: Machine) -> Blocking:
@@ -107,9 +107,9 @@ def choose_blocking(kernel: Kernel, infos: dict[Node, NodeInfo], scratch: Scratc
         work += meta.size * (10.0 if info.ufunc in _EXPENSIVE or info.role == Role.POWER else 1.0)
         if info.role == Role.REDUCTION:
             work += sum(o.meta["val"].size for o in member.all_input_nodes if isinstance(o.meta.get("val"), TensorMeta))
-    for operand, axis in streamed:
-        if axis is not None:
-            row += _row_bytes(operand, axis)
+    for operand, operand_axis in streamed:
+        if operand_axis is not None:
+            row += _row_bytes(operand, operand_axis)
     row = max(row, 1)
     per_row_elements = max(1, max(infos[m].array.size // kernel.extent for m in kernel.members))  # type: ignore[union-attr]
     min_rows = -(-machine.min_block_elements // per_row_elements)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from ...fx_ir import Node, TensorMeta
 from ...fx_ir.ops import OpKind
@@ -16,7 +16,7 @@ from .analysis import NodeInfo, Role, registry_row
 from .scheduling import Kernel
 from .splitting import Split, plan_split
 
-Step = Node | Kernel
+Step: TypeAlias = "Node | Kernel"
 
 _FRESH_KINDS = frozenset({OpKind.ELEMENTWISE, OpKind.REDUCTION, OpKind.LINALG, OpKind.COPY_SHAPE})
 
@@ -80,7 +80,7 @@ def _step_reads(step: Step) -> list[Node]:
         if step.target is not None and step.target.array not in reads:
             reads.append(step.target.array)
         return reads
-    return step.all_input_nodes
+    return list(step.all_input_nodes)
 
 
 def _step_defines(step: Step) -> list[Node]:
@@ -323,7 +323,7 @@ def _overlap_risks(kernel: Kernel, storage: dict[Node, Storage]) -> list[Node]:
     return risky
 
 
-Value = tuple[Node, int | None]  # a member's block value, or one component of a split member
+Value: TypeAlias = "tuple[Node, int | None]"  # a member's block value, or one component of a split member
 
 
 def member_values(member: Node, split: Split) -> list[Value]:

@@ -10,8 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ...fx_ir import CodeGen, Node, TensorMeta
 from ...fx_ir.naming import Namespace
 from .analysis import NodeInfo, Role
@@ -80,14 +78,14 @@ class KernelEmitter:
 
     def operand(self, member: Node, value: Any, component: int | None = None) -> str:
         if not isinstance(value, Node):
-            return self.codegen.expr(value)
+            return str(self.codegen.expr(value))
         if (value, component) in self.component_names:
             return self.component_names[(value, component)]
         meta = value.meta.get("val")
         ndim = meta.ndim if isinstance(meta, TensorMeta) else 0
-        if component is not None and ndim > 0:
+        if component is not None and isinstance(meta, TensorMeta) and ndim > 0:
             # the operand's last axis lines up with the split axis: take the component, or broadcast it
-            component = component if meta.shape[-1] > 1 else 0  # type: ignore[union-attr]
+            component = component if meta.shape[-1] > 1 else 0
         else:
             component = None
         if value in self.kernel.axis:
@@ -120,7 +118,8 @@ class KernelEmitter:
 
     def emit_ufunc(self, member: Node, info: NodeInfo, component: int | None = None) -> list[str]:
         assert info.ufunc is not None
-        call = f"{self.codegen.callable_expr(info.ufunc)}({self._call_args(member, member.args, member.kwargs, component)}"
+        args = member.args if info.ufunc_args is None else info.ufunc_args
+        call = f"{self.codegen.callable_expr(info.ufunc)}({self._call_args(member, args, member.kwargs, component)}"
         destination = self.destination(member, component)
         call += ")" if destination is None else f", out={destination})"
         return [self._bind(member, call, component)]
@@ -195,6 +194,3 @@ def _paren(text: str) -> str:
         return text
     return f"({text})"
 
-
-def float_dtype(dtype: Any) -> bool:
-    return np.dtype(dtype).kind == "f"

@@ -70,11 +70,21 @@ class Plan:
         return lines
 
 
+class PlanModule(GraphModule):
+    """The optimized copy's module: it holds the attributes get_attr reads (folded constants too).
+
+    It never generates a forward of its own, since the source stage writes the code that runs.
+    """
+
+    def recompile(self) -> Any:
+        return None
+
+
 def make_plan(graph_module: GraphModule, example_inputs: list[Any], machine: Machine) -> Plan:
-    module = GraphModule(graph_module, graph_module.graph.copy(), graph_module.class_name)
+    module = PlanModule(graph_module, graph_module.graph.copy(), graph_module.class_name)
     graph = module.graph
     fill_meta(graph, list(example_inputs))
-    run_passes(graph)
+    run_passes(graph, lint=False)  # the passes are tested with lint on; here it would only cost time
     infos = analyze(graph)
     kernels = find_kernels(graph, infos, machine.min_kernel_bytes, machine.budget_bytes)
     steps = schedule(graph, kernels)

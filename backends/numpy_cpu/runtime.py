@@ -8,6 +8,7 @@ import contextvars
 import itertools
 import os
 import threading
+import warnings
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -17,6 +18,11 @@ import numpy as np
 _pool: ThreadPoolExecutor | None = None
 _pool_pid = -1
 _pool_lock = threading.Lock()
+
+# Scratch sets kept between calls, over all compiled functions: enough for a few hot kernels,
+# bounded so that thousands of compiled graphs do not each pin megabytes (the rest are reallocated).
+SCRATCH_CACHE_BYTES = 64 << 20
+_scratch_cached = [0]
 
 
 def _thread_pool(workers: int) -> ThreadPoolExecutor:
@@ -48,6 +54,20 @@ def c_ordered(*arrays: Any) -> bool:
     return True
 
 
+def errors_raise() -> bool:
+    """True if a floating-point error or RuntimeWarning would raise right now (np.errstate, warnings filters).
+
+    A kernel writing straight into a user's array must then not run: it could stop half-way, after
+    changing part of the array, where NumPy would raise before the assignment.
+    """
+    if any(mode in ("raise", "call") for mode in np.geterr().values()):
+        return True
+    for action, _, category, _, _ in warnings.filters:
+        if issubclass(RuntimeWarning, category) or issubclass(category, RuntimeWarning):
+            return action == "error"
+    return False
+
+
 def overlaps(target: np.ndarray, *arrays: Any) -> bool:
     """True if writing into `target` could change one of `arrays` (a cheap bounds check)."""
     return any(isinstance(a, np.ndarray) and np.may_share_memory(target, a) for a in arrays)
@@ -57,10 +77,12 @@ class ScratchSet:
     """One thread's scratch buffers for a kernel: full blocks, and views for the shorter last block."""
 
     def __init__(self, slots: list[tuple[tuple[int, ...], np.dtype, int]], block: int, tail: int) -> None:
+        self.nbytes = 0
         full, short = [], []
         for shape, dtype, axis in slots:
             block_shape = tuple(block if i == axis else size for i, size in enumerate(shape))
             buffer = np.empty(block_shape, dtype)
+            self.nbytes += buffer.nbytes
             full.append(buffer)
             index = tuple(slice(0, tail) if i == axis else slice(None) for i in range(len(shape)))
             short.append(buffer[index])
@@ -83,9 +105,16 @@ class BlockedLoop:
 
     def _acquire(self) -> ScratchSet:
         try:
-            return self._free.pop()
+            scratch = self._free.pop()
         except IndexError:
             return ScratchSet(self.slots, self.block, self.tail)
+        _scratch_cached[0] -= scratch.nbytes
+        return scratch
+
+    def _release(self, scratch: ScratchSet) -> None:
+        if _scratch_cached[0] + scratch.nbytes <= SCRATCH_CACHE_BYTES:
+            _scratch_cached[0] += scratch.nbytes  # a racy count is fine: it only bounds a cache
+            self._free.append(scratch)
 
     def __call__(self, *arrays: Any) -> None:
         if self.threads <= 1:
@@ -93,7 +122,7 @@ class BlockedLoop:
             try:
                 self._run(iter(range(self.blocks)), scratch, arrays, [False])
             finally:
-                self._free.append(scratch)
+                self._release(scratch)
             return
         self._run_parallel(arrays)
 
@@ -117,7 +146,7 @@ class BlockedLoop:
             stop[0] = True
             raise
         finally:
-            self._free.append(scratch)
+            self._release(scratch)
 
     def _run_parallel(self, arrays: tuple[Any, ...]) -> None:
         counter = itertools.count()  # next() on it is atomic: blocks go to whichever thread is free

@@ -90,7 +90,7 @@ class _UnionFind:
 
 def is_barrier(node: Node) -> bool:
     """Nodes nothing may be moved across: side effects (they may write memory others read) and output."""
-    return node.op == "output" or node.is_impure()
+    return node.op == "output" or bool(node.is_impure())
 
 
 @dataclass

@@ -51,10 +51,9 @@ class SourceWriter(CodeGen):
         self._kernel_sources: list[str] = []
         self._extra_frees: list[str] = []  # forward locals a kernel step made (views), freed after it
         self._loops: list[LoopSpec] = []
-        self.globals["c_ordered"] = runtime.c_ordered
-        self.globals["overlaps"] = runtime.overlaps
-        self._globals_ns.claim("c_ordered")
-        self._globals_ns.claim("overlaps")
+        for helper in ("c_ordered", "overlaps", "errors_raise"):
+            self.globals[helper] = getattr(runtime, helper)
+            self._globals_ns.claim(helper)
 
     def write(self) -> ModuleSource:
         for node in self.graph.nodes:
@@ -150,6 +149,7 @@ class SourceWriter(CodeGen):
             risky = [n.name for n in self.plan.buffers.overlap_checks.get(kernel.name, []) if self._is_array(n)]
             if risky:
                 condition += f" and not overlaps({view}, {', '.join(risky)})"
+            condition += " and not errors_raise()"
         self._body.append(f"if {condition}:")
         if kernel.target is None:
             for out in kernel.outputs:
@@ -218,7 +218,7 @@ class SourceWriter(CodeGen):
         scalar_type = getattr(np, dtype.name, None) if dtype.isnative else None
         if isinstance(scalar_type, type) and np.dtype(scalar_type) == dtype:
             return f"np.{dtype.name}"
-        return self.expr(dtype)
+        return str(self.expr(dtype))
 
     @staticmethod
     def _is_array(node: Node) -> bool:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from numpy_backend_helpers import SERIAL, TINY, build, check_graph, sample
+from numpy_backend_helpers import SERIAL, build, check_graph, sample
 
 from dynamo.fx_ir.ops import OpKind, all_ops
 
