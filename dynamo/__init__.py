@@ -6,16 +6,19 @@ from . import config
 from .api import compile, disable, enable, reset
 from .backends import list_backends, register_backend
 from .exc import BackendCompilerFailed, DynamoError, InvalidBackend, Unsupported
+from .explain import ExplainOutput, explain
 
 __all__ = [
     "BackendCompilerFailed",
     "DynamoError",
+    "ExplainOutput",
     "InvalidBackend",
     "Unsupported",
     "compile",
     "config",
     "disable",
     "enable",
+    "explain",
     "list_backends",
     "register_backend",
     "reset",

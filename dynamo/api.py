@@ -23,7 +23,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _callbacks: dict[tuple, ConvertFrame] = {}
 
 
-def _callback_for(backend: Any, fullgraph: bool, dynamic: bool | None) -> ConvertFrame:
+def callback_for(backend: Any, fullgraph: bool, dynamic: bool | None) -> ConvertFrame:
     try:
         compiler = lookup_backend(backend)
     except UnknownBackend as error:
@@ -51,7 +51,7 @@ def compile(
         raise TypeError(f"compile(fullgraph=...) takes a bool, got {fullgraph!r}")
     if dynamic not in (None, True, False):
         raise TypeError(f"compile(dynamic=...) takes None, True or False, got {dynamic!r}")
-    callback = _callback_for(backend, fullgraph, dynamic)
+    callback = callback_for(backend, fullgraph, dynamic)
     if fn is None:
         return functools.partial(_wrap, callback=callback)
     return _wrap(fn, callback)
@@ -109,7 +109,7 @@ def enable(
     backend: str | Callable[..., Any] = "numpy", *, fullgraph: bool = False, dynamic: bool | None = None
 ) -> _CallbackContext:
     """`with dynamo.enable():` compiles every frame started inside the block."""
-    return _CallbackContext(_callback_for(backend, fullgraph, dynamic))
+    return _CallbackContext(callback_for(backend, fullgraph, dynamic))
 
 
 def disable(fn: F | None = None) -> Any:

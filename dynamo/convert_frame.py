@@ -13,9 +13,9 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _C, config, skipfiles
+from . import _C, config, resume, skipfiles
 from .bytecode_compat import flatten_signature
-from .exc import BackendCompilerFailed, Unsupported
+from .exc import BackendCompilerFailed, Category, SourceLocation, Unsupported
 from .guards import GuardKind, GuardSet, failure_reason
 from .logs import get_artifact_logger
 from .sources import LocalSource
@@ -104,6 +104,15 @@ class ConvertFrame:
     def __call__(self, frame: Any) -> Any:
         code = frame.f_code
         if skipfiles.is_skipped(code):
+            return _C.SKIP
+        if resume.runs_in_python(code):
+            reason = Unsupported(
+                Category.LOOP_BREAK, "the graph break is inside a loop, so the rest of the loop runs in Python "
+                "(compiling it would break again on every iteration)",
+                "move the code that breaks the graph out of the loop, or vectorize the loop with NumPy",
+                SourceLocation(code.co_filename, resume.entry_line(code), code.co_name))
+            breaks_log.debug("%s: %s", code.co_qualname, reason)
+            self.compiled_frames.append((code, CompiledFrame(GuardSet(), code, fallback_reason=reason)))
             return _C.SKIP
         with compile_lock:
             # Threads that miss on the same inputs at once queue on the lock: look at the cache

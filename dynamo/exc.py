@@ -88,6 +88,7 @@ class Category:
     UNSUPPORTED_ATTRIBUTE = "unsupported attribute"
     SIDE_EFFECT = "unsupported side effect"
     LOOP_BUDGET = "loop too long to unroll"
+    LOOP_BREAK = "graph break inside a loop"
     INLINE_DEPTH = "call too deep to inline"
     NUMPY_ERROR = "numpy would raise"
     EXCEPTION = "exception raised"

@@ -125,9 +125,8 @@ def explain(fn: Callable[..., Any], **compile_options: Any) -> Callable[..., Exp
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
         api.reset()
-        options = {"backend": "eager", **compile_options}
-        compiled = api.compile(fn, **options)
-        compiled(*args, **kwargs)
-        return report_from(compiled._dynamo_callback)
+        options = {"backend": "eager", "fullgraph": False, "dynamic": None, **compile_options}
+        api.compile(fn, **options)(*args, **kwargs)
+        return report_from(api.callback_for(options["backend"], options["fullgraph"], options["dynamic"]))
 
     return run

@@ -19,6 +19,7 @@ class ResumeOrigin:
 
     original: types.CodeType
     index_shift: int  # resume-code index = original index + index_shift
+    inside_loop: bool  # it starts in the middle of a loop body
 
 
 # resume code -> origin, so that a resume of a resume is made from the original code
@@ -88,8 +89,25 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     result = resumed.to_code()
     _cache[key] = result
     # the new prologue replaces the original's and adds the stack loads and the jump
-    _origins[result] = ResumeOrigin(original, len(prologue) - _prologue_length(facts))
+    _origins[result] = ResumeOrigin(original, len(prologue) - _prologue_length(facts), _inside_loop(facts, target))
     return result
+
+
+def _inside_loop(facts, index: int) -> bool:
+    """Whether a backward jump at or after `index` goes back to or before it."""
+    for position in range(index, len(facts.instructions)):
+        arg = facts.instructions[position].arg
+        if isinstance(arg, Label) and facts.label_index.get(arg, len(facts.instructions)) <= index:
+            return True
+    return False
+
+
+def runs_in_python(code: types.CodeType) -> bool:
+    """Resume functions that start inside a loop run as plain Python: compiling them would break
+    again at the same place every iteration, and each break calls a new resume function, so a
+    long loop would become a deep recursion. The loop stays a loop."""
+    origin = _origins.get(code)
+    return origin is not None and origin.inside_loop
 
 
 def _prologue_length(facts) -> int:
@@ -114,3 +132,8 @@ def entry_index(code: types.CodeType) -> int:
         jump = next(i for i in facts.instructions if i.name == "JUMP_FORWARD")
         return facts.label_index[jump.arg]
     return _prologue_length(facts)
+
+
+def entry_line(code: types.CodeType) -> int:
+    """The user's source line where a resume function starts."""
+    return analyze(code).instructions[entry_index(code)].lineno or code.co_firstlineno

@@ -49,6 +49,10 @@ OPERATOR_DUNDERS: dict[Any, tuple[str | None, str | None]] = {
 }
 
 
+# Builtins that turn an array into a Python value: its data must exist, so the graph ends here.
+_NEEDS_DATA = frozenset({float, int, bool, complex, str, repr, format, hash, print})
+
+
 class BuiltinVariable(VariableTracker):
     """A builtin function or class (and the few C-level library callables with a handler)."""
 
@@ -90,6 +94,10 @@ class BuiltinVariable(VariableTracker):
                 if result is not None:
                     return result
         if _involves_array(args, kwargs):
+            if self.fn in _NEEDS_DATA:
+                unsupported(Category.DATA_DEPENDENT_VALUE,
+                            f"{self.fn.__name__}() of {args[0].describe()} needs the value computed at run time",
+                            "keep it an array (or a NumPy scalar) to stay in the graph, or accept a graph break here")
             return tx.output.numpy.call_function(tx, self.fn, args, kwargs, name=self.describe())
         if self.fn in _IN_PLACE and args:
             method, binary = _IN_PLACE[self.fn]

@@ -62,12 +62,17 @@ class ListIteratorVariable(IteratorVariable):
     """An iterator over a list of items, held by reference: iterating a ListVariable sees items
     appended or removed during the loop, as CPython's list iterator does."""
 
-    def __init__(self, items: list[VariableTracker], rebuild_as: type | None = None, **kwargs: Any) -> None:
+    def __init__(self, items: list[VariableTracker], rebuild_as: type | None = None,
+                 container: VariableTracker | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.items = items
         self.index = 0
         self.exhausted = False  # once exhausted, for good, even if the list grows afterwards
         self.rebuild_as = rebuild_as  # list or tuple: the kind of iterator reconstruct() makes
+        # the iterable itself when it exists at run time (an argument, a range): reconstruct()
+        # then makes the real iterator, advanced to where the trace got, which sees later
+        # mutations of the list exactly as CPython's iterator would
+        self.container = container
 
     def describe(self) -> str:
         return f"an iterator over {len(self.items)} items"
@@ -80,6 +85,13 @@ class ListIteratorVariable(IteratorVariable):
         return self.items[self.index - 1]
 
     def reconstruct(self, codegen: "PyCodegen") -> None:
+        container = self.container
+        if container is not None and (container.source is not None or container.is_python_constant()):
+            codegen.begin_call(_iterator_at)
+            container.reconstruct(codegen)
+            codegen.load_const(len(self.items) if self.exhausted else self.index)
+            codegen.end_call(2)
+            return
         if self.rebuild_as is None:
             return super().reconstruct(codegen)
         rest = [] if self.exhausted else self.items[self.index:]
@@ -87,6 +99,13 @@ class ListIteratorVariable(IteratorVariable):
             item.reconstruct(codegen)
         codegen.build(self.rebuild_as, len(rest))
         codegen.get_iter()
+
+
+def _iterator_at(iterable: Any, index: int) -> Any:
+    """iter(iterable) advanced by `index` items (list, tuple and range iterators keep a position)."""
+    iterator = iter(iterable)
+    iterator.__setstate__(index)
+    return iterator
 
 
 class ReversedIteratorVariable(IteratorVariable):
@@ -317,7 +336,7 @@ class RangeVariable(VariableTracker):
         return [ConstantVariable(i) for i in self.value]
 
     def iterator(self, tx: "Tx") -> VariableTracker:
-        return ListIteratorVariable(self.unpack(tx))
+        return ListIteratorVariable(self.unpack(tx), container=self)
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
         if name in ("start", "stop", "step"):

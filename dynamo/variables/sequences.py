@@ -42,7 +42,7 @@ class BaseSequenceVariable(VariableTracker):
         from .iterators import ListIteratorVariable
 
         # the live item list, as CPython's list iterator sees items appended during the loop
-        return ListIteratorVariable(self.items, rebuild_as=self.python_class)
+        return ListIteratorVariable(self.items, rebuild_as=self.python_class, container=self)
 
     def as_graph_argument(self) -> Any:
         return self.python_class(item.as_graph_argument() for item in self.items)
