@@ -16,13 +16,29 @@ typedef enum {
     OP_LEN_IS,      /* len(reg[src]) == index */
     OP_CALL,        /* obj(reg[src]) is truthy */
     OP_CALL_MANY,   /* obj(*[reg[i] for i in regs]) is truthy */
+    OP_STRUCT_IS,   /* type(reg[src]) is T and fields of its C struct hold expected values */
     OP_COUNT
 } GuardOp;
 
 static const char *const op_names[OP_COUNT] = {
     "load_arg", "load_global", "load_cell", "load_attr", "load_item", "type_is",
-    "id_is",    "equals",      "len_is",    "call",      "call_many",
+    "id_is",    "equals",      "len_is",    "call",      "call_many", "struct_is",
 };
+
+/* One field of OP_STRUCT_IS: a word read at a byte offset of the object. The Python side
+ * computes offsets from the documented layout of the type and verifies them on a live object;
+ * the type check before the reads keeps them in bounds (offsets are checked against
+ * tp_basicsize when the program is built). */
+typedef enum { FIELD_PTR, FIELD_INT, FIELD_SSIZE_ARRAY } FieldKind;
+
+typedef struct {
+    FieldKind kind;
+    Py_ssize_t offset;
+    PyObject *expected;     /* FIELD_PTR: the object the pointer must be (strong) */
+    int expected_int;       /* FIELD_INT */
+    Py_ssize_t *values;     /* FIELD_SSIZE_ARRAY: the pointed-to array must start with these */
+    Py_ssize_t nvalues;
+} FieldCheck;
 
 typedef struct {
     GuardOp op;
@@ -32,6 +48,8 @@ typedef struct {
     PyObject *obj;     /* strong */
     int *regs;         /* OP_CALL_MANY only */
     int nregs;
+    FieldCheck *fields; /* OP_STRUCT_IS only */
+    Py_ssize_t nfields;
 } GuardInstr;
 
 typedef struct {
@@ -49,6 +67,11 @@ static void guard_program_dealloc(GuardProgram *self) {
     for (Py_ssize_t i = 0; i < self->ninstrs; i++) {
         Py_XDECREF(self->instrs[i].obj);
         PyMem_Free(self->instrs[i].regs);
+        for (Py_ssize_t f = 0; f < self->instrs[i].nfields; f++) {
+            Py_XDECREF(self->instrs[i].fields[f].expected);
+            PyMem_Free(self->instrs[i].fields[f].values);
+        }
+        PyMem_Free(self->instrs[i].fields);
     }
     PyMem_Free(self->instrs);
     Py_XDECREF(self->spec);
@@ -103,6 +126,98 @@ static GuardOp parse_op(PyObject *name) {
     }
     PyErr_Format(PyExc_ValueError, "unknown guard instruction %R", name);
     return OP_COUNT;
+}
+
+/* struct_is spec: (exact_type, ((offset, "ptr", obj) | (offset, "int", n) |
+ * (offset, "ssize_array", (n0, n1, ...)), ...)) */
+static int parse_struct_spec(PyObject *spec, GuardInstr *ins) {
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 2 || !PyType_Check(PyTuple_GET_ITEM(spec, 0)) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(spec, 1))) {
+        PyErr_SetString(PyExc_TypeError, "struct_is takes (exact_type, (field checks...))");
+        return -1;
+    }
+    PyTypeObject *type = (PyTypeObject *)PyTuple_GET_ITEM(spec, 0);
+    PyObject *checks = PyTuple_GET_ITEM(spec, 1);
+    ins->obj = Py_NewRef(type);
+    ins->nfields = PyTuple_GET_SIZE(checks);
+    ins->fields = PyMem_Calloc(ins->nfields ? ins->nfields : 1, sizeof(FieldCheck));
+    if (ins->fields == NULL) {
+        ins->nfields = 0;
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < ins->nfields; i++) {
+        PyObject *check = PyTuple_GET_ITEM(checks, i);
+        const char *kind;
+        Py_ssize_t offset;
+        PyObject *expected;
+        if (!PyTuple_Check(check) || !PyArg_ParseTuple(check, "nsO:struct_is field", &offset, &kind, &expected)) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "struct_is field must be (offset, kind, value)");
+            return -1;
+        }
+        FieldCheck *field = &ins->fields[i];
+        field->offset = offset;
+        Py_ssize_t width = sizeof(void *);
+        if (strcmp(kind, "ptr") == 0) {
+            field->kind = FIELD_PTR;
+            field->expected = Py_NewRef(expected);
+        }
+        else if (strcmp(kind, "int") == 0) {
+            field->kind = FIELD_INT;
+            width = sizeof(int);
+            field->expected_int = (int)PyLong_AsLong(expected);
+            if (field->expected_int == -1 && PyErr_Occurred()) return -1;
+        }
+        else if (strcmp(kind, "ssize_array") == 0 && PyTuple_Check(expected)) {
+            field->kind = FIELD_SSIZE_ARRAY;
+            field->nvalues = PyTuple_GET_SIZE(expected);
+            field->values = PyMem_Calloc(field->nvalues ? field->nvalues : 1, sizeof(Py_ssize_t));
+            if (field->values == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            for (Py_ssize_t v = 0; v < field->nvalues; v++) {
+                field->values[v] = PyLong_AsSsize_t(PyTuple_GET_ITEM(expected, v));
+                if (field->values[v] == -1 && PyErr_Occurred()) return -1;
+            }
+        }
+        else {
+            PyErr_Format(PyExc_ValueError, "unknown struct_is field kind %s", kind);
+            return -1;
+        }
+        if (offset < (Py_ssize_t)sizeof(PyObject) || offset + width > type->tp_basicsize) {
+            PyErr_Format(PyExc_ValueError, "struct_is offset %zd is outside %s's fields", offset, type->tp_name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int struct_matches(const GuardInstr *ins, PyObject *value) {
+    if ((PyObject *)Py_TYPE(value) != ins->obj) {
+        return 0;
+    }
+    const char *base = (const char *)value;
+    for (Py_ssize_t i = 0; i < ins->nfields; i++) {
+        const FieldCheck *field = &ins->fields[i];
+        switch (field->kind) {
+        case FIELD_PTR:
+            if (*(PyObject *const *)(base + field->offset) != field->expected) return 0;
+            break;
+        case FIELD_INT:
+            if (*(const int *)(base + field->offset) != field->expected_int) return 0;
+            break;
+        case FIELD_SSIZE_ARRAY: {
+            const Py_ssize_t *values = *(Py_ssize_t *const *)(base + field->offset);
+            if (field->nvalues && (values == NULL ||
+                                   memcmp(values, field->values, field->nvalues * sizeof(Py_ssize_t)) != 0)) {
+                return 0;
+            }
+            break;
+        }
+        }
+    }
+    return 1;
 }
 
 /* Instruction tuples: (op, dst, index) for load_arg/load_cell; (op, dst, name) for
@@ -175,6 +290,9 @@ static int parse_instr(PyObject *item, int nregs, char *loaded, GuardInstr *ins)
         }
         return 0;
     }
+    case OP_STRUCT_IS:
+        if (parse_source_register(a, nregs, loaded, &ins->src) < 0) return -1;
+        return parse_struct_spec(b, ins);
     default: /* type_is, id_is, equals, call */
         if (parse_source_register(a, nregs, loaded, &ins->src) < 0) return -1;
         ins->obj = Py_NewRef(b);
@@ -288,6 +406,8 @@ static int run_instr(const GuardInstr *ins, PyObject **regs, const GuardInputs *
         break;
     case OP_TYPE_IS:
         return (PyObject *)Py_TYPE(regs[ins->src]) == ins->obj;
+    case OP_STRUCT_IS:
+        return struct_matches(ins, regs[ins->src]);
     case OP_ID_IS:
         return regs[ins->src] == ins->obj;
     case OP_EQUALS:
