@@ -39,10 +39,15 @@ def c_ordered(*arrays: Any) -> bool:
     """True if every array's strides run in C order without overlap (what blocking assumes).
 
     NumPy gives such inputs C-ordered results and sums them in the same order block by block; any
-    other layout (transposed, reversed, broadcast with stride 0) takes the kernel's straight code.
+    other layout (transposed, reversed, broadcast with stride 0), and any ndarray subclass, takes
+    the kernel's straight code.
     """
     for a in arrays:
-        if not isinstance(a, np.ndarray) or a.flags.c_contiguous:
+        if type(a) is not np.ndarray:
+            if isinstance(a, np.ndarray):
+                return False  # a subclass (matrix, masked array) has its own ufunc behaviour: straight code
+            continue
+        if a.flags.c_contiguous:
             continue
         span = 0
         for size, stride in zip(reversed(a.shape), reversed(a.strides)):

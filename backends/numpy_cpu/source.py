@@ -169,8 +169,9 @@ class SourceWriter(CodeGen):
         meta = node.meta["val"]
         source = elision.source.name
         written = self._subscript(self._elided_index(node))
-        self._body.append(f"{node.name} = np.empty({meta.shape!r}, dtype={self._dtype_name(meta.dtype)})"
-                          f"  # {source}.copy(), but [{written}] is computed straight into it below")
+        self._body.append(f"# {source}.copy(), but [{written}] is computed straight into it below")
+        self._body.append(f"{node.name} = np.empty({meta.shape!r}, dtype={self._dtype_name(meta.dtype)}) "
+                          f"if type({source}) is np.ndarray else {source}.copy()")
         self._bound.add(node)
         for region in elision.regions:
             index = ", ".join(f"{r.start}:{r.stop}" for r in region)

@@ -76,6 +76,16 @@ def test_c_ordered() -> None:
     a = np.zeros((4, 6))
     assert c_ordered(a, a[1:3, 2:5], a[:, None, :], a[::2], np.float64(1.0))
     assert not c_ordered(a.T) and not c_ordered(a[:, ::-1]) and not c_ordered(np.broadcast_to(a[0], (4, 6)))
+    assert not c_ordered(np.ma.masked_array(a)) and not c_ordered(np.asmatrix(a))
+
+
+def test_ndarray_subclasses_take_the_straight_branch() -> None:
+    x = sample((50, 20), np.float64, RNG)
+    gm = build(1, lambda g, a: g.call_function(np.exp, (g.call_function(operator.mul, (a, 2.0)),)))
+    compiled = compile_module(gm, [x])
+    masked = np.ma.masked_array(x, mask=x > 1.0)
+    result, expected = compiled(masked)[0], gm.forward(masked)[0]
+    assert type(result) is type(expected) and np.array_equal(result.mask, expected.mask)
 
 
 def test_errstate_reaches_worker_threads() -> None:

@@ -167,6 +167,9 @@ def test_copy_then_overwrite_copies_only_the_rest() -> None:
     transposed = np.asfortranarray(u)  # a.copy() is C-ordered whatever the input: so is np.empty
     result, expected = compiled(transposed)[0], build(1, _stencil_3d).forward(transposed)[0]
     assert np.array_equal(result, expected) and result.strides == expected.strides
+    masked = np.ma.masked_array(u, mask=u > 1.5)
+    result, expected = compiled(masked)[0], build(1, _stencil_3d).forward(masked)[0]
+    assert type(result) is type(expected) and np.array_equal(result.mask, expected.mask)
 
 
 def test_copy_read_before_the_overwrite_is_really_copied() -> None:
