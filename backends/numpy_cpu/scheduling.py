@@ -338,13 +338,15 @@ def _topological(units: list[Node | Kernel], unit_of: dict[Node, Node | Kernel],
     for i, unit in enumerate(units):
         deps: set[int] = set()
         inside = set(nodes_of(unit))
-        for node in inside:
-            for operand in node.all_input_nodes:
-                if operand in inside:
-                    continue
-                j = index.get(id(unit_of.get(operand, operand)))
-                if j is not None and j != i:
-                    deps.add(j)
+        reads = [o for node in inside for o in node.all_input_nodes]
+        if isinstance(unit, Kernel) and unit.target is not None:
+            reads.append(unit.target.array)  # the kernel writes into it: it must exist first
+        for operand in reads:
+            if operand in inside:
+                continue
+            j = index.get(id(unit_of.get(operand, operand)))
+            if j is not None and j != i:
+                deps.add(j)
         waiting[i] = len(deps)
         for j in deps:
             dependents[j].append(i)
