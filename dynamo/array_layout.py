@@ -39,7 +39,13 @@ LAYOUT_VERIFIED = _layout_holds()
 def struct_spec(array: np.ndarray) -> Any | None:
     """The struct_is spec `exact ndarray, same ndim, shape and dtype object as `array``, or None
     when the layout could not be verified (then guards read .dtype and .shape as attributes)."""
-    if not LAYOUT_VERIFIED or type(array) is not np.ndarray:
+    if type(array) is not np.ndarray:
         return None
-    return (np.ndarray, ((_ND, "int", array.ndim), (_DIMENSIONS, "ssize_array", array.shape),
-                         (_DESCR, "ptr", array.dtype)))
+    return layout_spec(array.shape, array.dtype)
+
+
+def layout_spec(shape: tuple[int, ...], dtype: np.dtype) -> Any | None:
+    """struct_spec from a shape and the dtype object itself (what the guards record), or None."""
+    if not LAYOUT_VERIFIED:
+        return None
+    return (np.ndarray, ((_ND, "int", len(shape)), (_DIMENSIONS, "ssize_array", tuple(shape)), (_DESCR, "ptr", dtype)))

@@ -3,12 +3,16 @@ a GuardProgram that dynamo._C runs before every cached call, and printed readabl
 from __future__ import annotations
 
 import enum
+import math
 import operator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
+
+import numpy as np
 
 from . import _C
-from .sources import Source
+from .array_layout import layout_spec
+from .sources import AttrSource, Source
 
 
 class GuardKind(enum.Enum):
@@ -19,6 +23,7 @@ class GuardKind(enum.Enum):
     CALL = "call"  # value(x) must be true: a predicate with a describe(name) method (dict key order)
     SAME_AS = "same_as"  # value: another Source that must be the very same object (aliasing relied on)
     DISTINCT_FROM = "distinct_from"  # value: another Source that must be a different object
+    NO_OVERLAP = "no_overlap"  # value: NoOverlap(other source): two arrays that share no memory
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,7 @@ class Guard:
             return f"{name} is {_describe(self.value)}"
         if self.kind is GuardKind.LEN_IS:
             return f"len({name}) == {self.value}"
-        if self.kind is GuardKind.CALL:
+        if self.kind in (GuardKind.CALL, GuardKind.NO_OVERLAP):
             return self.value.describe(name)
         if self.kind in _RELATIONS:
             return f"{name} {'is' if self.kind is GuardKind.SAME_AS else 'is not'} {self.value.name()}"
@@ -49,6 +54,52 @@ def _describe(value: Any) -> str:
         return repr(value)
     name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
     return f"<{type(value).__name__} {name}>" if name else f"<{type(value).__name__} at {id(value):#x}>"
+
+
+@dataclass(frozen=True)
+class NoOverlap:
+    """The guarded array shares no memory with the array at `other` (the graph writes one of them).
+
+    `owned`: both owned their buffers when traced, so the cheap form holds: neither is a view
+    (`.base is None`) and they are two objects. Otherwise NumPy's bounds check decides."""
+
+    other: Source
+    owned: bool
+
+    def describe(self, name: str) -> str:
+        return f"not np.may_share_memory({name}, {self.other.name()})"
+
+
+@dataclass(frozen=True)
+class FloatIs:
+    """x is exactly this float or complex (or NumPy floating scalar): == cannot tell 0.0 from -0.0,
+    and NaN equals nothing, so zeros and NaNs are guarded by sign and NaN-ness too."""
+
+    value: Any
+
+    def __call__(self, x: Any) -> bool:
+        return all(_same_float(a, b) for a, b in zip(_parts(x), _parts(self.value)))
+
+    def describe(self, name: str) -> str:
+        return f"{name} == {self.value!r} (sign and NaN exact)"
+
+
+def _parts(x: Any) -> tuple[float, float]:
+    z = complex(x)
+    return z.real, z.imag
+
+
+def _same_float(a: float, b: float) -> bool:
+    if a != a or b != b:
+        return a != a and b != b
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+def needs_exact_float_guard(value: Any) -> bool:
+    """A zero or NaN (in any part) of a float-like value: == would accept a different value."""
+    if not isinstance(value, (float, complex, np.floating, np.complexfloating)):
+        return False
+    return any(part == 0.0 or part != part for part in _parts(value))
 
 
 class GuardSet:
@@ -85,21 +136,61 @@ def failure_reason(program: Any, failed_at: int) -> str:
 _RELATIONS = {GuardKind.SAME_AS: operator.is_, GuardKind.DISTINCT_FROM: operator.is_not}
 
 
+def _no_shared_memory(a: Any, b: Any) -> bool:
+    return not np.may_share_memory(a, b)
+
+
+@dataclass(frozen=True)
+class ArrayLayout:
+    """The guards of one array input checked as one: exact ndarray, dtype, shape. With NumPy's
+    struct layout verified (dynamo.array_layout) they lower to one `struct_is` instruction: a
+    type check and three word compares in C, about 15 ns instead of 160 ns of attribute reads."""
+
+    guards: tuple[Guard, ...]
+
+    def __str__(self) -> str:
+        return " and ".join(str(g) for g in self.guards)
+
+
 class _ProgramBuilder:
+    """Lowers guards to GuardProgram instructions; each instruction's info is the guard it checks
+    (or the source it loads), so a failure prints as the guard was written."""
+
     def __init__(self) -> None:
         self.instructions: list[tuple] = []
-        self.info: list[Guard | Source] = []  # per instruction: the guard checked or source loaded
+        self.info: list[Any] = []  # per instruction: the guard checked or source loaded
         self.registers: dict[Source, int] = {}
+        self.layouts: dict[Guard, tuple[Any, ArrayLayout]] = {}  # TYPE_IS ndarray guard -> struct_is
+        self.covered: set[Guard] = set()  # guards checked by a struct_is already
 
     def build(self, guards: list[Guard]) -> Any:
+        self.find_array_layouts(guards)
         for guard in guards:
-            reg = self.load(guard.source)
-            if guard.kind in _RELATIONS:  # two sources: checked by a call on both registers
-                self.instructions.append(("call_many", _RELATIONS[guard.kind], (reg, self.load(guard.value))))
-            else:
-                self.instructions.append((guard.kind.value, reg, guard.value))
-            self.info.append(guard)
+            if guard not in self.covered:
+                _LOWERINGS.get(guard.kind, _ProgramBuilder.lower_check)(self, guard)
         return _C.GuardProgram(self.instructions, max(len(self.registers), 1), self.info)
+
+    def find_array_layouts(self, guards: list[Guard]) -> None:
+        by_key = {(g.source, g.kind): g for g in guards}
+        for guard in guards:
+            if guard.kind is not GuardKind.TYPE_IS or guard.value is not np.ndarray:
+                continue
+            dtype = by_key.get((AttrSource(guard.source, "dtype"), GuardKind.EQUALS))
+            shape = by_key.get((AttrSource(guard.source, "shape"), GuardKind.EQUALS))
+            if dtype is None or shape is None or not isinstance(dtype.value, np.dtype):
+                continue
+            if not (isinstance(shape.value, tuple) and all(type(d) is int for d in shape.value)):
+                continue  # symbolic sizes: checked one by one
+            if np.dtype(dtype.value.str) is not dtype.value:
+                continue  # not NumPy's shared instance (unpickled arrays have their own): compared by ==
+            spec = layout_spec(shape.value, dtype.value)
+            if spec is not None:
+                self.layouts[guard] = (spec, ArrayLayout((guard, dtype, shape)))
+                self.covered |= {dtype, shape}
+
+    def emit(self, info: Any, *instruction: Any) -> None:
+        self.instructions.append(instruction)
+        self.info.append(info)
 
     def load(self, source: Source) -> int:
         if source not in self.registers:
@@ -108,3 +199,35 @@ class _ProgramBuilder:
             self.instructions.append((op, reg, *operands))
             self.info.append(source)
         return self.registers[source]
+
+    # ---- one lowering per guard kind ----------------------------------------------------------------
+    def lower_check(self, guard: Guard) -> None:
+        self.emit(guard, guard.kind.value, self.load(guard.source), guard.value)
+
+    def lower_type_is(self, guard: Guard) -> None:
+        if guard in self.layouts:
+            spec, layout = self.layouts[guard]
+            self.emit(layout, "struct_is", self.load(guard.source), spec)
+        else:
+            self.lower_check(guard)
+
+    def lower_relation(self, guard: Guard) -> None:  # two sources: checked by a call on both registers
+        self.emit(guard, "call_many", _RELATIONS[guard.kind], (self.load(guard.source), self.load(guard.value)))
+
+    def lower_no_overlap(self, guard: Guard) -> None:
+        overlap: NoOverlap = guard.value
+        a, b = self.load(guard.source), self.load(overlap.other)
+        if overlap.owned:  # neither is a view, and they are two arrays: their buffers are apart
+            self.emit(guard, "id_is", self.load(AttrSource(guard.source, "base")), None)
+            self.emit(guard, "id_is", self.load(AttrSource(overlap.other, "base")), None)
+            self.emit(guard, "call_many", operator.is_not, (a, b))
+        else:
+            self.emit(guard, "call_many", _no_shared_memory, (a, b))
+
+
+_LOWERINGS: dict[GuardKind, Callable[[_ProgramBuilder, Guard], None]] = {
+    GuardKind.TYPE_IS: _ProgramBuilder.lower_type_is,
+    GuardKind.SAME_AS: _ProgramBuilder.lower_relation,
+    GuardKind.DISTINCT_FROM: _ProgramBuilder.lower_relation,
+    GuardKind.NO_OVERLAP: _ProgramBuilder.lower_no_overlap,
+}

@@ -3,7 +3,7 @@ its TensorMeta. Operators, methods and attributes go through the op registry int
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
@@ -28,11 +28,20 @@ _META_ATTRIBUTES = {
 }
 
 
+# Methods that turn an array or NumPy scalar into Python values: they need its data.
+_DATA_METHODS = frozenset({"item", "tolist", "tobytes", "__bool__", "__float__", "__int__", "__index__",
+                           "__complex__", "__repr__", "__str__", "__format__"})
+
+
 class ArrayVariable(VariableTracker):
-    def __init__(self, node: "Node", meta: TensorMeta, **kwargs: Any) -> None:
+    """`bases`: the input arrays (by source) whose memory this value may share; an input array
+    is its own base. A write into the value is a write into each of them."""
+
+    def __init__(self, node: "Node", meta: TensorMeta, bases: frozenset | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.node = node
         self.meta = meta
+        self.bases = bases if bases is not None else frozenset([self.source] if self.source is not None else [])
 
     def python_type(self) -> type:
         return self.meta.dtype.type if self.meta.scalar else np.ndarray
@@ -49,6 +58,10 @@ class ArrayVariable(VariableTracker):
         return self.meta
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        if name in _DATA_METHODS:  # gives up when called, with the array on the stack computed
+            from .numpy_api import ArrayMethodVariable
+
+            return ArrayMethodVariable(self, name)
         if name in _META_ATTRIBUTES:
             return tx.output.size_value(_META_ATTRIBUTES[name](self.meta))
         if tx.output.numpy.has_array_attribute(name):
@@ -60,10 +73,13 @@ class ArrayVariable(VariableTracker):
         unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"ndarray attribute {name!r} is not supported while tracing")
 
     def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
-        if name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__"):
-            unsupported(Category.DATA_DEPENDENT_VALUE, f"{name}() of {self.describe()} needs its data",
-                        "keep the value as an array, or accept a graph break here")
+        if name in _DATA_METHODS:
+            self._needs_data(name)
         return tx.output.numpy.call_array_method(tx, self, name, args, kwargs)
+
+    def _needs_data(self, name: str) -> "NoReturn":
+        unsupported(Category.DATA_DEPENDENT_VALUE, f"{name}() of {self.describe()} needs its data",
+                    "keep the value as an array (np.where instead of if), or accept a graph break here")
 
     def setitem(self, tx: "Tx", key: VariableTracker, value: VariableTracker) -> None:
         tx.output.numpy.call_function(tx, operator.setitem, [self, key, value], {}, name="item assignment")
@@ -85,3 +101,29 @@ class ArrayVariable(VariableTracker):
             codegen.load_source(self.source)
         else:
             codegen.load_graph_output(self)
+
+
+class ArraySubclassVariable(VariableTracker):
+    """An instance of an ndarray subclass (np.matrix, np.ma.MaskedArray, a user's subclass): any
+    operator or method may be overridden, so nothing about it is assumed and it never enters a
+    graph as an array. Attributes are read lazily, so a use gives up at the call or operation
+    itself (with the object rebuilt from its source), not when the attribute is loaded."""
+
+    def __init__(self, cls: type, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cls = cls
+
+    def python_type(self) -> type:
+        return self.cls
+
+    def describe(self) -> str:
+        return f"an instance of the ndarray subclass {self.cls.__module__}.{self.cls.__qualname__}"
+
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        from .numpy_api import ArrayMethodVariable
+
+        return ArrayMethodVariable(self, name)
+
+    def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        unsupported(Category.UNSUPPORTED_VALUE, f"{name} of {self.describe()} runs as the subclass defines it",
+                    "ndarray subclasses run in Python; pass np.asarray(x) to compile the computation")

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from ..exc import Category, unsupported
-from ..guards import GuardKind
-from ..sources import ItemSource, Source
+from ..guards import FloatIs, GuardKind, needs_exact_float_guard
+from ..sources import AttrSource, ItemSource, Source
 from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
 
@@ -75,13 +75,23 @@ class VariableBuilder:
 
     # ---- one method per kind of value -------------------------------------------------------------
     def wrap_array(self, value: np.ndarray, source: Source) -> VariableTracker:
-        return self.output.add_array_input(source, value)
+        variable = self.output.add_array_input(source, value)
+        self.output.numpy.memory.added(source)
+        return variable
 
     def wrap_constant(self, value: Any, source: Source) -> VariableTracker:
         self.guard(source, GuardKind.TYPE_IS, type(value))
         if value is not None and type(value) is not type(Ellipsis):
-            self.guard(source, GuardKind.EQUALS, value)
+            self.guard_value(source, value)
         return ConstantVariable(value, source=source)
+
+    def guard_value(self, source: Source, value: Any) -> None:
+        """The value itself, exactly: == for most, sign and NaN-ness too for float zeros and NaNs
+        (-0.0 == 0.0, yet 1 / x differs; NaN == NaN is false, which would recompile every call)."""
+        if needs_exact_float_guard(value):
+            self.guard(source, GuardKind.CALL, FloatIs(value))
+        else:
+            self.guard(source, GuardKind.EQUALS, value)
 
     def wrap_identity(self, value: Any, source: Source) -> VariableTracker:
         """Values that are the same object on every call (dtype classes, code)."""
@@ -120,13 +130,15 @@ class VariableBuilder:
         from .sequences import SliceVariable
 
         self.guard(source, GuardKind.TYPE_IS, slice)
-        self.guard(source, GuardKind.EQUALS, value)
-        return SliceVariable(*(ConstantVariable(p) for p in (value.start, value.stop, value.step)), source=source)
+        # part by part: slices are unhashable before 3.12, and each part is guarded as it is
+        parts = [self(getattr(value, part), AttrSource(source, part)) for part in ("start", "stop", "step")]
+        return SliceVariable(*parts, source=source)
 
     def wrap_numpy_scalar(self, value: np.generic, source: Source) -> VariableTracker:
+        """np.float32(2) and friends: a constant of their exact type and value (so NEP 50 sees a
+        strong NumPy scalar, and the graph specializes on it as on a Python number)."""
         self.guard(source, GuardKind.TYPE_IS, type(value))
-        if value == value:  # NaN never equals itself: guard it by type only, and keep it a constant
-            self.guard(source, GuardKind.EQUALS, value)
+        self.guard_value(source, value)
         return ConstantVariable(value, source=source)
 
     def wrap_module(self, value: types.ModuleType, source: Source) -> VariableTracker:
@@ -155,6 +167,21 @@ class VariableBuilder:
         if _is_numpy_callable(value):
             return NumpyFunctionVariable(value, _numpy_qualname(value), source=source)
         return BuiltinVariable(value, source=source)
+
+    def wrap_numpy_callable(self, value: Any, source: Source) -> VariableTracker:
+        """np.sum reached through a global or closure name (an _ArrayFunctionDispatcher, a cython
+        function, a numpy class): the same as through the np module."""
+        from .numpy_api import NumpyFunctionVariable
+
+        self.guard(source, GuardKind.ID_IS, value)
+        return NumpyFunctionVariable(value, _numpy_qualname(value), source=source)
+
+    def wrap_array_subclass(self, value: np.ndarray, source: Source) -> VariableTracker:
+        """np.matrix, masked arrays, a user's subclass: guarded by exact type, never an array."""
+        from .arrays import ArraySubclassVariable
+
+        self.guard(source, GuardKind.TYPE_IS, type(value))
+        return ArraySubclassVariable(type(value), source=source)
 
     def wrap_object(self, value: Any, source: Source) -> VariableTracker:
         from .objects import UserObjectVariable
@@ -195,7 +222,8 @@ _BY_CHECK: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any, Sou
     (lambda v: isinstance(v, np.generic), VariableBuilder.wrap_numpy_scalar),
     (lambda v: isinstance(v, type) and issubclass(v, np.generic), VariableBuilder.wrap_identity),
     (lambda v: isinstance(v, type) and v.__module__ == "builtins", VariableBuilder.wrap_builtin),
-    (lambda v: isinstance(v, np.ndarray), VariableBuilder.wrap_object),  # subclasses: not captured as arrays
+    (lambda v: isinstance(v, np.ndarray), VariableBuilder.wrap_array_subclass),
     (lambda v: isinstance(v, type) and not v.__module__.startswith("numpy"), VariableBuilder.wrap_class),
+    (lambda v: callable(v) and _is_numpy_callable(v), VariableBuilder.wrap_numpy_callable),
 ]
 

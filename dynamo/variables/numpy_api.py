@@ -2,7 +2,9 @@
 bound ndarray methods, and NumpyOps, which turns registry calls into graph nodes."""
 from __future__ import annotations
 
+import operator
 import types
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -11,12 +13,20 @@ from ..exc import Category, unsupported
 from ..fx_ir import ops as registry
 from ..fx_ir.ops.errors import DataDependentShape
 from ..fx_ir.tensor_meta import TensorMeta
+from ..guards import GuardKind, NoOverlap
+from ..sources import Source
 from .base import VariableTracker
+from .builder import wrap_constant_result
 from .constant import ConstantVariable, is_constant_value
 
 if TYPE_CHECKING:
     from ..output_graph import OutputGraph
     from ..translator.core import InstructionTranslatorBase as Tx
+
+
+# Plain values of a ufunc, and the methods the op registry has rows for.
+_UFUNC_CONSTANTS = frozenset({"nin", "nout", "nargs", "ntypes", "identity", "signature", "__name__"})
+_UFUNC_METHODS = frozenset({"reduce", "accumulate", "outer", "at", "reduceat"})
 
 
 class NumpyModuleVariable(VariableTracker):
@@ -64,17 +74,23 @@ class NumpyFunctionVariable(VariableTracker):
         return tx.output.numpy.call_function(tx, self.fn, args, kwargs, name=self.qualname)
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
-        if isinstance(self.fn, np.ufunc) and name in ("nin", "nout", "nargs", "ntypes", "identity", "__name__"):
+        if isinstance(self.fn, np.ufunc) and name in _UFUNC_CONSTANTS:
             return ConstantVariable(getattr(self.fn, name))
-        unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"{self.qualname}.{name} is not supported while tracing",
-                    "ufunc methods such as np.add.reduce/outer/at are not captured yet")
+        if isinstance(self.fn, np.ufunc) and name in _UFUNC_METHODS:
+            # np.add.reduce is a new bound method at every access: the registry keys it by
+            # (ufunc, name), and the graph calls the bound method itself
+            method = getattr(self.fn, name)
+            if registry.lookup_function(method) is not None:
+                return NumpyFunctionVariable(method, f"{self.qualname}.{name}")
+        unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"{self.qualname}.{name} is not supported while tracing")
 
     def reconstruct(self, codegen: Any) -> None:
         codegen.load_const(self.fn)
 
 
 class ArrayMethodVariable(VariableTracker):
-    """`a.sum` before it is called: an ndarray method bound to an array of the graph."""
+    """`a.sum` before it is called: a method (or attribute) of an array of the graph, or of an
+    ndarray subclass instance; the call decides what happens."""
 
     def __init__(self, array: VariableTracker, name: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -82,10 +98,14 @@ class ArrayMethodVariable(VariableTracker):
         self.name = name
 
     def describe(self) -> str:
-        return f"the method ndarray.{self.name}"
+        return f"the attribute {self.name} of {self.array.describe()}"
 
     def call_function(self, tx: "Tx", args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
         return self.array.call_method(tx, self.name, args, kwargs)
+
+    def reconstruct(self, codegen: Any) -> None:  # left on the stack at a graph break: a.sum again
+        self.array.reconstruct(codegen)
+        codegen.load_attr(self.name)
 
 
 def wrap_numpy_value(value: Any, qualname: str) -> VariableTracker:
@@ -101,11 +121,25 @@ def wrap_numpy_value(value: Any, qualname: str) -> VariableTracker:
     unsupported(Category.UNSUPPORTED_VALUE, f"{qualname} ({type(value).__name__}) is not supported while tracing")
 
 
+# NumPy callables without a registry row that are pure functions of constants (dtype queries):
+# called while tracing when every argument is known.
+_PURE_ON_CONSTANTS = frozenset({
+    np.dtype, np.finfo, np.iinfo, np.issubdtype, np.promote_types, np.can_cast, np.min_scalar_type,
+    np.isscalar, np.isdtype, np.format_float_positional, np.format_float_scientific,
+})
+# Objects those calls return that are values, not containers: kept as constants.
+_VALUE_OBJECTS = (np.finfo, np.iinfo)
+# Builtins that turn an array or NumPy scalar into a Python value: they need its data.
+_CONVERSIONS = frozenset({float, int, complex, bool, operator.index, round, hash})
+
+
 class NumpyOps:
-    """Records NumPy calls into the graph through the op registry (shapes and dtypes from its rules)."""
+    """Records NumPy calls into the graph through the op registry (shapes and dtypes from its rules),
+    and keeps track of which input arrays the graph writes, to guard that they alias nothing else."""
 
     def __init__(self, output: "OutputGraph") -> None:
         self.output = output
+        self.memory = InputMemory(output)
 
     # ---- questions the array variable asks ----------------------------------------------------------
     def has_array_attribute(self, name: str) -> bool:
@@ -116,22 +150,29 @@ class NumpyOps:
 
     def array_attribute(self, tx: "Tx", array: VariableTracker, name: str) -> VariableTracker:
         op = registry.lookup_attribute(name)
-        from .constant import ConstantVariable
-
         # recorded as getattr(a, "T"): the registry's infer takes only the array
-        meta = self._infer(op, [array], {}, f"ndarray.{name}")
+        meta = self._infer(op, [array.as_meta_argument()], {}, f"ndarray.{name}")
         node = self.output.create_node("call_function", getattr, (array.as_graph_argument(), name), {}, meta)
-        return self.wrap_result(node, meta)
+        view_of = op.effects(array.as_meta_argument()).view_of
+        return self.wrap_result(node, meta, array_bases([array]) if view_of is not None else frozenset())
 
     # ---- calls ----------------------------------------------------------------------------------
     def call_function(self, tx: "Tx", fn: Any, args: list[VariableTracker], kwargs: dict[str, VariableTracker],
                       name: str | None = None) -> VariableTracker:
         op = registry.lookup_function(fn)
         label = name or getattr(fn, "__name__", repr(fn))
-        if op is None:
-            unsupported(Category.UNSUPPORTED_CALL, f"{label} is not a NumPy operation dynamo can capture",
-                        "use a supported NumPy function, or accept a graph break here")
-        return self._record(op, "call_function", fn, args, kwargs, label)
+        if op is not None:
+            return self._record(op, "call_function", fn, args, kwargs, label)
+        if _is_conversion(fn) and _holds_array([*args, *kwargs.values()]):
+            culprit = next(a for a in [*args, *kwargs.values()] if _holds_array([a]))
+            unsupported(Category.DATA_DEPENDENT_VALUE, f"{label}() of {culprit.describe()} needs its value",
+                        "keep the value as an array (np.where instead of if), or accept a graph break here")
+        if _is_pure_on_constants(fn) and _all_constant(args, kwargs):
+            folded = _fold(fn, args, kwargs)
+            if folded is not None:
+                return folded
+        unsupported(Category.UNSUPPORTED_CALL, f"{label} is not a NumPy operation dynamo can capture",
+                    "use a supported NumPy function, or accept a graph break here")
 
     def call_array_method(self, tx: "Tx", array: VariableTracker, name: str, args: list[VariableTracker],
                           kwargs: dict[str, VariableTracker]) -> VariableTracker:
@@ -142,18 +183,30 @@ class NumpyOps:
 
     def _record(self, op: Any, kind: str, target: Any, args: list[VariableTracker],
                 kwargs: dict[str, VariableTracker], label: str) -> VariableTracker:
-        result_meta = self._infer(op, args, kwargs, label)
-        graph_args = tuple(a.as_graph_argument() for a in args)
-        graph_kwargs = {k: v.as_graph_argument() for k, v in kwargs.items()}
+        meta_args = [meta_argument(a) for a in args]
+        meta_kwargs = {k: meta_argument(v) for k, v in kwargs.items()}
+        result_meta = self._infer(op, meta_args, meta_kwargs, label)
+        if not _holds_array_meta(result_meta):
+            if kind == "call_function" and _all_constant(args, kwargs):
+                # np.prod((3, 4)), np.sqrt(2.0): a NumPy scalar known now, so that a size computed
+                # from it stays a Python value (np.zeros(np.prod(shape)) needs it)
+                folded = _fold(target, args, kwargs)
+                if folded is not None:
+                    return folded
+            if op.kind is registry.OpKind.METADATA:  # a.shape, np.ndim(a): no node needed
+                return wrap_constant_result(result_meta)
+        effects = op.effects(*meta_args, **meta_kwargs)
+        graph_args = tuple(graph_argument(a) for a in args)
+        graph_kwargs = {k: graph_argument(v) for k, v in kwargs.items()}
         node = self.output.create_node(kind, target, graph_args, graph_kwargs, result_meta)
-        effects = op.effects(*[a.as_meta_argument() for a in args], **{k: v.as_meta_argument() for k, v in kwargs.items()})
         if effects.mutates:
             node.meta["impure"] = True
-        return self.wrap_result(node, result_meta)
+            for ref in effects.mutates:
+                self.memory.written(array_bases([_argument(args, kwargs, ref)]))
+        bases = _result_bases(args, kwargs, effects.view_of)
+        return self.wrap_result(node, result_meta, bases)
 
-    def _infer(self, op: Any, args: list[VariableTracker], kwargs: dict[str, VariableTracker], label: str) -> Any:
-        meta_args = [a.as_meta_argument() for a in args]
-        meta_kwargs = {k: v.as_meta_argument() for k, v in kwargs.items()}
+    def _infer(self, op: Any, meta_args: list[Any], meta_kwargs: dict[str, Any], label: str) -> Any:
         try:
             return op.infer(*meta_args, **meta_kwargs)
         except DataDependentShape as error:
@@ -165,20 +218,165 @@ class NumpyOps:
             unsupported(Category.NUMPY_ERROR, f"{label} raises {type(error).__name__}: {error}",
                         "the original code runs, so NumPy raises this error itself")
 
-    def wrap_result(self, node: Any, meta: Any) -> VariableTracker:
+    def wrap_result(self, node: Any, meta: Any, bases: frozenset = frozenset()) -> VariableTracker:
+        """The tracker of a node's value: an array, a tuple or list of arrays (one getitem node
+        each), or a Python value computed from the meta. `bases`: the input arrays it may view."""
         from .arrays import ArrayVariable
-        from .builder import wrap_constant_result
-        from .sequences import TupleVariable
+        from .sequences import ListVariable, TupleVariable
 
         if isinstance(meta, TensorMeta):
-            return ArrayVariable(node, meta)
-        if isinstance(meta, tuple) and meta and all(isinstance(m, TensorMeta) for m in meta):
-            import operator
-
-            items = []
+            return ArrayVariable(node, meta, bases=bases)
+        if isinstance(meta, (tuple, list)) and _holds_array_meta(meta):
+            items: list[VariableTracker] = []
             for i, item_meta in enumerate(meta):
-                item = self.output.create_node("call_function", operator.getitem, (node, i), {}, item_meta)
-                items.append(ArrayVariable(item, item_meta))
-            return TupleVariable(items)
+                if isinstance(item_meta, TensorMeta):
+                    item = self.output.create_node("call_function", operator.getitem, (node, i), {}, item_meta)
+                    items.append(ArrayVariable(item, item_meta, bases=bases))
+                else:
+                    items.append(wrap_constant_result(item_meta))
+            return ListVariable(items) if isinstance(meta, list) else TupleVariable(items)
         return wrap_constant_result(meta)
 
+
+class InputMemory:
+    """Which input arrays the graph writes (in place, through views, with out=), and the guard
+    that each of them shares no memory with any other input: backends may then fuse, reorder and
+    merge reads of the other inputs around the write. When two such inputs do overlap while
+    tracing, the write gives up instead (NumPy's own overlap handling then runs it)."""
+
+    def __init__(self, output: "OutputGraph") -> None:
+        self.output = output
+        self.writes: list[Source] = []
+
+    def written(self, sources: frozenset) -> None:
+        for source in sorted(sources, key=lambda s: s.name()):
+            if source not in self.writes:
+                for other in self._inputs():
+                    self._guard_apart(source, other)
+                self.writes.append(source)
+
+    def added(self, source: Source) -> None:
+        """A new input array: it must not overlap any input written so far."""
+        for written in self.writes:
+            self._guard_apart(written, source)
+
+    def _inputs(self) -> list[Source]:
+        return [s for s, graph_input in self.output.inputs.items() if isinstance(graph_input.value, np.ndarray)]
+
+    def _guard_apart(self, written: Source, other: Source) -> None:
+        if other == written:
+            return
+        a, b = self.output.inputs[written].value, self.output.inputs[other].value
+        if a is b or np.may_share_memory(a, b):
+            unsupported(Category.SIDE_EFFECT, f"{written.name()} is written in place while {other.name()} shares "
+                        "memory with it", "the write runs in Python, where NumPy resolves the overlap")
+        self.output.guard(written, GuardKind.NO_OVERLAP, NoOverlap(other, owns_data(a) and owns_data(b)))
+
+
+def owns_data(array: np.ndarray) -> bool:
+    """An array that owns its buffer: two distinct such arrays never overlap (cheap to guard)."""
+    return array.base is None
+
+
+# ---- arguments as the registry and the graph see them ------------------------------------------------
+
+def meta_argument(value: VariableTracker) -> Any:
+    """Arrays as TensorMeta, Python constants (int, np.float32, dtype classes) as themselves."""
+    if value.is_python_constant():
+        return value.as_python_constant()
+    return value.as_meta_argument()
+
+
+def graph_argument(value: VariableTracker) -> Any:
+    """Arrays as graph nodes, Python constants as themselves."""
+    if value.is_python_constant():
+        return value.as_python_constant()
+    return value.as_graph_argument()
+
+
+def _all_constant(args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> bool:
+    return all(a.has_constant_contents() for a in [*args, *kwargs.values()])
+
+
+def _holds_array(values: list[VariableTracker]) -> bool:
+    from .arrays import ArrayVariable
+
+    return any(isinstance(v, ArrayVariable) for v in values)
+
+
+def _holds_array_meta(meta: Any) -> bool:
+    """An array in the result (a NumPy scalar is a value, not an array)."""
+    if isinstance(meta, TensorMeta):
+        return not meta.scalar
+    if isinstance(meta, (tuple, list)):
+        return any(isinstance(m, TensorMeta) for m in meta)
+    return False
+
+
+def _is_conversion(fn: Any) -> bool:
+    try:
+        return fn in _CONVERSIONS
+    except TypeError:  # unhashable callables are not builtins
+        return False
+
+
+def _is_pure_on_constants(fn: Any) -> bool:
+    try:
+        return fn in _PURE_ON_CONSTANTS
+    except TypeError:
+        return False
+
+
+def _fold(fn: Any, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker | None:
+    """Call a pure NumPy function of constants now; None (record it instead) if it warns or raises,
+    so that the warning or error happens when the program runs, as in NumPy."""
+    values = [a.as_python_constant() for a in args]
+    keywords = {k: v.as_python_constant() for k, v in kwargs.items()}
+    try:
+        with warnings.catch_warnings(), np.errstate(all="raise"):
+            warnings.simplefilter("error")
+            result = fn(*values, **keywords)
+    except Exception:
+        return None
+    if isinstance(result, _VALUE_OBJECTS):
+        return ConstantVariable(result)
+    if isinstance(result, np.ndarray):
+        return None
+    try:
+        return wrap_constant_result(result)
+    except Exception:
+        return None
+
+
+def _argument(args: list[VariableTracker], kwargs: dict[str, VariableTracker], ref: Any) -> VariableTracker | None:
+    """The argument an ArgRef names: a position, a keyword, or (argument, i) inside a tuple."""
+    if isinstance(ref, tuple):
+        container = _argument(args, kwargs, ref[0])
+        items = getattr(container, "items", None)
+        return items[ref[1]] if isinstance(items, list) and ref[1] < len(items) else None
+    if isinstance(ref, int):
+        return args[ref] if ref < len(args) else None
+    return kwargs.get(ref)
+
+
+def array_bases(values: list[VariableTracker | None]) -> frozenset:
+    """The input arrays whose memory these values (arrays, or sequences of them) may share."""
+    from .arrays import ArrayVariable
+
+    bases: frozenset = frozenset()
+    for value in values:
+        if isinstance(value, ArrayVariable):
+            bases |= value.bases
+        elif isinstance(getattr(value, "items", None), list):
+            bases |= array_bases(value.items)
+    return bases
+
+
+def _result_bases(args: list[VariableTracker], kwargs: dict[str, VariableTracker], view_of: Any) -> frozenset:
+    """What a result may view: the argument view_of names, or (a per-element tuple, whose entries
+    could be read either way) every array argument."""
+    if view_of is None:
+        return frozenset()
+    if isinstance(view_of, (int, str)):
+        return array_bases([_argument(args, kwargs, view_of)])
+    return array_bases([*args, *kwargs.values()])
