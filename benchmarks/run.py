@@ -120,7 +120,7 @@ def run_workload(workload, quick: bool, use_peers: bool, budget: float) -> dict:
     import numpy as np
 
     import dynamo
-    from harness import interleaved_medians
+    from harness import interleaved_medians, interleaved_samples, median_ratios
 
     rng = np.random.default_rng(0)
     args = workload.inputs(rng, quick)
@@ -153,10 +153,11 @@ def run_workload(workload, quick: bool, use_peers: bool, budget: float) -> dict:
     # one warm-up sample of each tells how many interleaved rounds fit the budget
     single = sum(interleaved_medians(candidates, calls, rounds=1, warmup=0).values())
     rounds = int(min(15, max(3, budget / max(single, 1e-9))))
-    medians = interleaved_medians(candidates, calls, rounds=rounds, warmup=1)
+    samples = interleaved_samples(candidates, calls, rounds=rounds, warmup=1)
     row["rounds"] = rounds
-    row["seconds"] = medians
-    row["speedup"] = {name: medians["plain"] / t for name, t in medians.items() if name != "plain"}
+    row["samples"] = samples
+    row["seconds"] = {name: statistics.median(values) for name, values in samples.items()}
+    row["speedup"] = median_ratios(samples, "plain")
     row["graphs"] = len(timed["numpy"].seconds)
     row["compile_ms"] = max(timed["numpy"].seconds, default=0.0) * 1e3
     row["traffic_bytes"] = workload.traffic(args)
@@ -220,7 +221,7 @@ def main() -> None:
     print(format_table(rows, bandwidth, columns))
     notes = [(r["workload"], n) for r in rows for n in r["notes"]]
     wrong = [(r["workload"], name) for r in rows for name, ok in r["ok"].items() if not ok]
-    print("\nx plain: plain NumPy time / backend time (higher is faster); '!' marks a result that differs from "
+    print("\nx plain: plain NumPy time / backend time, the median of per-round ratios (higher is faster); '!' marks a result that differs from "
           "plain NumPy (exactly for dynamo backends, beyond float tolerance for peers).\n"
           "compile: the numpy backend's compile time per graph (plan, source, callable); 1st call: what the "
           "first call costs over a later one (tracing, guards, compiling);\nbw: the share of one-thread copy "

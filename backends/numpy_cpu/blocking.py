@@ -52,7 +52,7 @@ def this_machine() -> Machine:
     cache = _cache_bytes(level=2) or 512 * 1024
     shared = _cache_bytes(level=3) or 0
     return Machine(cache_bytes=cache, cores=max(1, cores), min_kernel_bytes=max(cache // 2, 128 * 1024),
-                   min_block_elements=16384, thread_work=1_000_000, shared_cache_bytes=shared)
+                   min_block_elements=16384, thread_work=4_000_000, shared_cache_bytes=shared)
 
 
 def _cache_bytes(level: int) -> int | None:

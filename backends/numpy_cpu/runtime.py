@@ -167,7 +167,11 @@ class BlockedLoop:
         finally:
             stop_error: BaseException | None = None
             for future in futures:
-                error = future.exception()  # waits: no worker may still write when we return
+                # A worker that has not started yet (its core is busy elsewhere) is cancelled rather
+                # than waited for: this thread took its blocks. A started one may be writing: wait.
+                if future.cancel():
+                    continue
+                error = future.exception()
                 if error is not None and stop_error is None:
                     stop_error = error
         if stop_error is not None:
