@@ -183,3 +183,21 @@ def test_split_components_read_unsplit_values_and_broadcasts() -> None:
         return g.call_method("sum", (g.call_function(np.square, (scaled,)),), {"axis": 1})
     compiled = check_graph(build(2, body), [pos, w])
     assert compiled.plan.buffers.split[compiled.plan.kernels[0].name].components
+
+
+def test_a_busy_pool_never_delays_a_kernel() -> None:
+    import time
+
+    from dynamo.backends.numpy_cpu import runtime
+
+    x = sample((300, 40), np.float64, RNG)
+    gm = build(1, lambda g, a: g.call_function(np.sin, (g.call_function(operator.mul, (a, 3.0)),)))
+    compiled = compile_module(gm, [x])
+    assert compiled.plan.blocking[compiled.plan.kernels[0].name].threads == 2
+    pool = runtime._thread_pool(1)
+    blockers = [pool.submit(time.sleep, 1.0) for _ in range(pool._max_workers)]
+    start = time.perf_counter()
+    assert same(compiled(x), gm.forward(x))  # the main thread does every block itself
+    assert time.perf_counter() - start < 0.5
+    for blocker in blockers:
+        blocker.result()
