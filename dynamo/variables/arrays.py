@@ -17,17 +17,6 @@ if TYPE_CHECKING:
     from ..fx_ir.node import Node
     from ..translator.core import InstructionTranslatorBase as Tx
 
-# Attributes that are plain Python values computed from the meta (no graph node).
-_META_ATTRIBUTES = {
-    "shape": lambda m: m.shape,
-    "dtype": lambda m: m.dtype,
-    "ndim": lambda m: m.ndim,
-    "size": lambda m: m.size,
-    "itemsize": lambda m: m.dtype.itemsize,
-    "nbytes": lambda m: m.size * m.dtype.itemsize,
-}
-
-
 # Methods that turn an array or NumPy scalar into Python values: they need its data.
 _DATA_METHODS = frozenset({"item", "tolist", "tobytes", "__bool__", "__float__", "__int__", "__index__",
                            "__complex__", "__repr__", "__str__", "__format__"})
@@ -62,9 +51,7 @@ class ArrayVariable(VariableTracker):
             from .numpy_api import ArrayMethodVariable
 
             return ArrayMethodVariable(self, name)
-        if name in _META_ATTRIBUTES:
-            return tx.output.size_value(_META_ATTRIBUTES[name](self.meta))
-        if tx.output.numpy.has_array_attribute(name):
+        if tx.output.numpy.has_array_attribute(name):  # shape, dtype, T, real, ...
             return tx.output.numpy.array_attribute(tx, self, name)
         if tx.output.numpy.has_array_method(name):
             from .numpy_api import ArrayMethodVariable

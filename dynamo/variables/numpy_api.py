@@ -150,8 +150,10 @@ class NumpyOps:
 
     def array_attribute(self, tx: "Tx", array: VariableTracker, name: str) -> VariableTracker:
         op = registry.lookup_attribute(name)
-        # recorded as getattr(a, "T"): the registry's infer takes only the array
         meta = self._infer(op, [array.as_meta_argument()], {}, f"ndarray.{name}")
+        if op.kind is registry.OpKind.METADATA:  # a.shape, a.dtype: Python values, no node
+            return self.output.size_value(meta)
+        # recorded as getattr(a, "T"): the registry's infer takes only the array
         node = self.output.create_node("call_function", getattr, (array.as_graph_argument(), name), {}, meta)
         view_of = op.effects(array.as_meta_argument()).view_of
         return self.wrap_result(node, meta, array_bases([array]) if view_of is not None else frozenset())
@@ -193,8 +195,8 @@ class NumpyOps:
                 folded = _fold(target, args, kwargs)
                 if folded is not None:
                     return folded
-            if op.kind is registry.OpKind.METADATA:  # a.shape, np.ndim(a): no node needed
-                return wrap_constant_result(result_meta)
+            if op.kind is registry.OpKind.METADATA:  # np.shape(a), np.ndim(a): no node needed
+                return self.output.size_value(result_meta)
         effects = op.effects(*meta_args, **meta_kwargs)
         graph_args = tuple(graph_argument(a) for a in args)
         graph_kwargs = {k: graph_argument(v) for k, v in kwargs.items()}

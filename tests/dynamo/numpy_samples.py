@@ -34,9 +34,19 @@ C128 = sample((3, 4), np.complex128)
 BOOL = sample((3, 4), bool)
 
 
-def check(fn: Callable[..., Any], *calls: tuple, graph: bool = True, backend: Any = "eager") -> None:
-    """fn compiled must match fn plain on every argument tuple in `calls`; with graph=True none
-    of the frames compiled for these calls may fall back to Python or break its graph."""
+# Every corpus program runs through the graph as traced and through the numpy backend's code.
+BACKENDS = ("eager", "numpy")
+
+
+def check(fn: Callable[..., Any], *calls: tuple, graph: bool = True, backend: Any = None) -> None:
+    """fn compiled must match fn plain on every argument tuple in `calls` (on every backend of
+    BACKENDS unless one is named); with graph=True none of the frames compiled for these calls
+    may fall back to Python or break its graph."""
+    for name in BACKENDS if backend is None else (backend,):
+        _check_on(fn, calls, graph, name)
+
+
+def _check_on(fn: Callable[..., Any], calls: tuple, graph: bool, backend: Any) -> None:
     for args in calls:
         frames = dynamo.compile(fn, backend=backend)._dynamo_callback.compiled_frames
         start = len(frames)  # the callback is shared by every function compiled for `backend`
