@@ -214,7 +214,8 @@ def _classify_elementwise(info: NodeInfo, row: OpInfo) -> None:
             return
         operands = list(node.args)
         info.role, info.ufunc = Role.UFUNC, target
-    elif target is operator.pow and len(node.args) == 2 and not node.kwargs:
+    elif (target is operator.pow or target is builtins.pow) and len(node.args) == 2 and not node.kwargs:
+        # `a ** b` and pow(a, b) go through ndarray.__pow__, whose scalar fast paths call other ufuncs
         operands = list(node.args)
         dispatched = power_dispatch(*node.args)
         if dispatched is None:

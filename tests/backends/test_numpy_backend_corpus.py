@@ -1,5 +1,5 @@
-"""The frontend's own test corpus (tests/dynamo, tests/test_smoke.py), every graph compiled by the
-numpy backend with tiny blocks and two threads instead of its usual backend."""
+"""Other folders' test corpora through the numpy backend with tiny blocks and two threads: the
+frontend's tests (every graph compiled by it), and every call the op-registry tests check."""
 from __future__ import annotations
 
 import os
@@ -12,13 +12,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.slow
-def test_frontend_corpus_through_blocked_kernels() -> None:
+def _pytest_with_plugin(plugin: str, *paths: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).parent),
                                                                    os.environ.get("PYTHONPATH")])))
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "numpy_backend_tiny_plugin",
-         "tests/dynamo", "tests/test_smoke.py"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-    )
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", plugin, *paths],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.slow
+def test_frontend_corpus_through_blocked_kernels() -> None:
+    result = _pytest_with_plugin("numpy_backend_tiny_plugin", "tests/dynamo", "tests/test_smoke.py")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_every_registry_check_through_blocked_kernels() -> None:
+    result = _pytest_with_plugin("numpy_backend_ops_plugin", "tests/fx_ir/ops")
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

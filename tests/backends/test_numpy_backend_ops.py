@@ -76,6 +76,12 @@ def test_power_keeps_numpy_fast_paths(exponent) -> None:
     check_graph(build(1, lambda g, a: g.call_function(operator.pow, (a, exponent))), [x])
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.float32, np.int64])
+def test_builtin_pow_takes_the_same_fast_paths(dtype) -> None:
+    x = sample((17, 3), dtype, RNG)
+    check_graph(build(1, lambda g, a: g.call_function(pow, (g.call_function(operator.mul, (a, 2)), 2))), [x])
+
+
 def test_unary_operators_and_bitwise() -> None:
     i = sample((33, 3), np.int64, RNG)
     gm = build(1, lambda g, a: g.call_function(operator.xor, (
