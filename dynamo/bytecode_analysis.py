@@ -1,5 +1,7 @@
 """Facts about a code object's bytecode that graph breaks need: the flat instruction list with
-jump and exception-handler targets, instruction offsets, and which locals are live where."""
+jump and exception-handler targets, instruction offsets, which locals are live where, the stack
+depth before each instruction, which instructions lie on a cycle (a loop), and which locals are
+certainly bound at each point."""
 from __future__ import annotations
 
 import dis
@@ -28,6 +30,9 @@ class CodeFacts:
     # opposed to the cleanup-only regions CPython adds around 3.12 inlined comprehensions
     in_user_region: frozenset[int] = frozenset()
     live_in: list[frozenset[str]] = field(default_factory=list)
+    handler_depth: dict[int, int] = field(default_factory=dict)  # handler index -> stack depth there
+    _depths: list[int | None] | None = None
+    _cycles: dict[int, bool] = field(default_factory=dict)
 
     def successors(self, index: int) -> list[int]:
         inst = self.instructions[index]
@@ -43,6 +48,35 @@ class CodeFacts:
     def live_locals(self, index: int) -> frozenset[str]:
         """Locals that may be read at or after instruction `index` before being written."""
         return self.live_in[index] if index < len(self.live_in) else frozenset()
+
+    def stack_depth(self, index: int) -> int | None:
+        """Items on the value stack before instruction `index` (None: unreachable from the start)."""
+        if self._depths is None:
+            self._depths = _stack_depths(self)
+        return self._depths[index]
+
+    def in_loop(self, index: int) -> bool:
+        """Whether instruction `index` lies on a cycle of the control flow (exception edges
+        included): it may run again after it ran. A backward jump alone does not make a loop:
+        3.12 jumps back from an except clause to the shared code after the try."""
+        if index not in self._cycles:
+            seen: set[int] = set()
+            todo = list(self.successors(index))
+            found = False
+            while todo and not found:
+                current = todo.pop()
+                if current == index:
+                    found = True
+                elif current not in seen:
+                    seen.add(current)
+                    todo.extend(self.successors(current))
+            self._cycles[index] = found
+        return self._cycles[index]
+
+    def bound_locals(self, start: int, bound: frozenset[str]) -> list[frozenset[str] | None]:
+        """For each instruction, the plain locals bound on every path that reaches it from
+        instruction `start` (where `bound` are bound); None where no path from `start` reaches."""
+        return _bound_locals(self, start, bound)
 
 
 def _reads_writes(inst: Instr) -> tuple[set[str], set[str]]:
@@ -86,6 +120,10 @@ def analyze(code: types.CodeType) -> CodeFacts:
         offsets = list(range(0, 2 * len(instructions), 2))
     facts = CodeFacts(instructions, label_index, offsets)
     facts.handler = {index: label_index[label] for index, label in covered.items() if label in label_index}
+    index_at = {offset: index for index, offset in enumerate(offsets)}
+    for entry in getattr(dis.Bytecode(code), "exception_entries", ()):
+        if entry.target in index_at:  # the handler starts with the exception (and lasti) pushed
+            facts.handler_depth[index_at[entry.target]] = entry.depth + int(entry.lasti) + 1
     facts.in_user_region = frozenset(
         index for index, target in facts.handler.items()
         if target < len(instructions) and instructions[target].name == "PUSH_EXC_INFO"
@@ -111,3 +149,62 @@ def _liveness(facts: CodeFacts) -> list[frozenset[str]]:
                 live_in[index] = new
                 changed = True
     return [frozenset(s) for s in live_in]
+
+
+def _stack_depths(facts: CodeFacts) -> list[int | None]:
+    count = len(facts.instructions)
+    depths: list[int | None] = [None] * count
+    todo = [(0, 0)] if count else []
+    while todo:
+        index, depth = todo.pop()
+        if depths[index] is not None:
+            continue  # CPython's compiler guarantees one depth per instruction
+        depths[index] = depth
+        inst = facts.instructions[index]
+        if index in facts.handler:
+            target = facts.handler[index]
+            if target in facts.handler_depth:
+                todo.append((target, facts.handler_depth[target]))
+        if isinstance(inst.arg, Label):
+            todo.append((facts.label_index[inst.arg], depth + inst.stack_effect(jump=True)))
+            if inst.name not in _NO_FALLTHROUGH and index + 1 < count:
+                todo.append((index + 1, depth + inst.stack_effect(jump=False)))
+        elif inst.name not in _NO_FALLTHROUGH and index + 1 < count:
+            todo.append((index + 1, depth + inst.stack_effect()))
+    return depths
+
+
+def _comprehension_names(facts: CodeFacts) -> frozenset[str]:
+    """Names a 3.12+ inlined comprehension saves and restores (LOAD_FAST_AND_CLEAR): their
+    binding after the comprehension is whatever it was before it."""
+    return frozenset(inst.arg for inst in facts.instructions
+                     if inst.name == "LOAD_FAST_AND_CLEAR" and not isinstance(inst.arg, (CellVar, FreeVar)))
+
+
+def _bound_locals(facts: CodeFacts, start: int, bound: frozenset[str]) -> list[frozenset[str] | None]:
+    count = len(facts.instructions)
+    saved = _comprehension_names(facts)
+    state: list[frozenset[str] | None] = [None] * count
+    state[start] = frozenset(bound)
+    todo = [start]
+    while todo:
+        index = todo.pop()
+        before = state[index]
+        assert before is not None
+        inst = facts.instructions[index]
+        after = set(before)
+        if not isinstance(inst.arg, (CellVar, FreeVar)):
+            reads, writes = _reads_writes(inst)
+            after |= {name for name in writes if name not in saved}
+            if inst.name == "DELETE_FAST":
+                after.discard(inst.arg)
+        edges = [(succ, frozenset(after)) for succ in facts.successors(index) if succ != facts.handler.get(index)]
+        if index in facts.handler:  # an exception may come before the instruction's effect
+            edges.append((facts.handler[index], before))
+        for succ, value in edges:
+            old = state[succ]
+            new = value if old is None else old & value
+            if new != old:
+                state[succ] = new
+                todo.append(succ)
+    return state

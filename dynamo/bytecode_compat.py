@@ -107,6 +107,12 @@ def push_method(method: Any, self_value: Any) -> list[Any]:
     return [method, self_value]
 
 
+def has_line(instr: Instr) -> bool:
+    """Whether an instruction carries a line number (a new Instr has the package's UNSET, a
+    falsy int subclass, not None)."""
+    return type(instr.lineno) is int and instr.lineno > 0
+
+
 # ---- writing -----------------------------------------------------------------------------------------
 
 def call_instrs(nargs: int) -> list[Instr]:
@@ -136,11 +142,14 @@ FOR_ITER_EXHAUSTED_SKIP = 2 if PY313 else 1 if PY312 else 0
 END_FOR_POPS = 1 if PY313 else 2
 
 
-def load_closure_instr(name: str) -> Instr:
-    """Push the cell of free variable `name` (to build a closure tuple)."""
+def load_closure_instr(var: Any) -> Instr:
+    """Push the cell of `var` (a bytecode CellVar or FreeVar, or the name of a free variable)
+    to build a closure tuple."""
     from bytecode import FreeVar
 
-    return Instr("LOAD_FAST" if PY313 else "LOAD_CLOSURE", FreeVar(name))
+    if isinstance(var, str):
+        var = FreeVar(var)
+    return Instr("LOAD_FAST" if PY313 else "LOAD_CLOSURE", var)
 
 
 def make_function_instrs(code: types.CodeType, with_closure: bool) -> list[Instr]:
@@ -149,6 +158,18 @@ def make_function_instrs(code: types.CodeType, with_closure: bool) -> list[Instr
         instrs = [Instr("LOAD_CONST", code), Instr("MAKE_FUNCTION")]
         return instrs + ([Instr("SET_FUNCTION_ATTRIBUTE", 0x08)] if with_closure else [])
     return [Instr("LOAD_CONST", code), Instr("MAKE_FUNCTION", 0x08 if with_closure else 0)]
+
+
+def make_function_with(code: types.CodeType, defaults: bool, kwdefaults: bool, closure: bool) -> list[Instr]:
+    """Stack: [defaults tuple] [kwdefaults dict] [closure tuple] -> a function for `code` with the
+    frame's globals (what `def` and `lambda` compile to, less annotations)."""
+    if PY313:
+        instrs = [Instr("LOAD_CONST", code), Instr("MAKE_FUNCTION")]
+        for flag, present in ((0x08, closure), (0x02, kwdefaults), (0x01, defaults)):
+            if present:  # each takes the function on top and the value below it
+                instrs.append(Instr("SET_FUNCTION_ATTRIBUTE", flag))
+        return instrs
+    return [Instr("LOAD_CONST", code), Instr("MAKE_FUNCTION", int(defaults) | 2 * int(kwdefaults) | 8 * int(closure))]
 
 
 def pair_null_positions() -> frozenset[int]:

@@ -106,6 +106,14 @@ class PyCodegen:
         self.append(Instr("LOAD_FAST", built[1]))
         return True
 
+    def built_so_far(self) -> dict:
+        """What load_built may reuse here; restore_built(...) with it at the start of another
+        branch, which must not load what this branch built (its locals are unbound there)."""
+        return dict(self._built)
+
+    def restore_built(self, saved: dict) -> None:
+        self._built = dict(saved)
+
     def remember_built(self, value: "VariableTracker") -> None:
         """Stack: the object just built for `value` (left there), kept for load_built."""
         name = f"___built_{len(self._built)}"
@@ -153,9 +161,11 @@ def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCod
         call.append(Instr("UNPACK_SEQUENCE", count))
         for index in range(count):
             call.append(Instr("STORE_FAST", _output_local(index)))
-    lineno = code.co_firstlineno
+    from .resume import entry_line
+
+    lineno = entry_line(code)  # the graph runs the frame's first lines: a traceback shows them
     for instr in call.instructions + body.instructions:
-        if isinstance(instr, Instr) and instr.lineno is None:
+        if isinstance(instr, Instr) and not compat.has_line(instr):
             instr.lineno = lineno
     transformed = Bytecode(prologue + call.instructions + body.instructions + [Instr("RETURN_VALUE", lineno=lineno)])
     for attribute in ("argnames", "name", "qualname", "filename", "first_lineno", "docstring", "cellvars", "freevars",

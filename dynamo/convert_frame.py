@@ -25,15 +25,16 @@ breaks_log = get_artifact_logger("breaks")
 internal_log = logging.getLogger("dynamo")
 recompiles_log = get_artifact_logger("recompiles")
 
-def trace_frame(frame: Any, backend: Any, backend_name: str) -> "CompiledFrame":
+def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = False) -> "CompiledFrame":
     """Interpret the frame symbolically into a graph and build the code that replaces it.
 
     When an instruction cannot be captured, trace again from the start and stop right before it
     (tracing is deterministic, so the second pass reaches exactly that state): the graph so far
     is compiled and the rest of the frame continues in a resume function (graph_break.py).
+    With fullgraph=True the first such instruction raises instead.
     """
     from .codegen import PyCodegen, assemble
-    from .graph_break import CannotBreak, codegen_break, describe_cannot_break
+    from .graph_break import CannotBreak, StartsInPython, codegen_break, describe_cannot_break
     from .output_graph import OutputGraph
     from .symbolic_convert import InstructionTranslator
     from .translator.core import BreakHere
@@ -50,13 +51,18 @@ def trace_frame(frame: Any, backend: Any, backend_name: str) -> "CompiledFrame":
         except BreakHere:
             try:
                 body = codegen_break(tx, reason)
+            except StartsInPython as why:
+                region = resume.python_region(code)
+                if region is None:
+                    raise describe_cannot_break(reason, why) from None
+                return python_region_frame(region, reason)
             except (CannotBreak, Unsupported) as why:
                 raise describe_cannot_break(reason, why) from None
             breaks_log.debug("graph break in %s: %s", code.co_qualname, reason)
             breaks = [reason]
             break
         except Unsupported as error:
-            if reason is not None or getattr(error, "break_step", None) is None:
+            if fullgraph or reason is not None or getattr(error, "break_step", None) is None:
                 raise
             reason = error
             continue
@@ -69,6 +75,12 @@ def trace_frame(frame: Any, backend: Any, backend_name: str) -> "CompiledFrame":
     result = CompiledFrame(output.guards, assemble(code, compiled, body), [compiled] if compiled else [], breaks=breaks)
     result.trace_seconds = time.perf_counter() - start - (compiled.compile_seconds if compiled else 0.0)
     return result
+
+
+def python_region_frame(region: "resume.PythonRegion", reason: Unsupported) -> "CompiledFrame":
+    """A frame that starts with code that runs in Python: its own code with a hand-off to a
+    compiled resume function where that code ends (valid for every input: no guards)."""
+    return CompiledFrame(GuardSet(), region.code, fallback_reason=reason, python_until=region.exit_line)
 
 
 # Tracing mutates shared state (caches, counters): one frame is compiled at a time.
@@ -85,6 +97,8 @@ class CompiledFrame:
     fallback_reason: Unsupported | None = None
     breaks: list[Unsupported] = field(default_factory=list)  # graph breaks taken, in order
     trace_seconds: float = 0.0
+    # with fallback_reason: the line where compiled code takes over again (None: never)
+    python_until: int | None = None
 
 
 class ConvertFrame:
@@ -112,8 +126,14 @@ class ConvertFrame:
                 "move the code that breaks the graph out of the loop, or vectorize the loop with NumPy",
                 SourceLocation(code.co_filename, resume.entry_line(code), code.co_name))
             breaks_log.debug("%s: %s", code.co_qualname, reason)
-            self.compiled_frames.append((code, CompiledFrame(GuardSet(), code, fallback_reason=reason)))
-            return _C.SKIP
+            with compile_lock:
+                region = resume.python_region(code)
+            if region is None:
+                self.compiled_frames.append((code, CompiledFrame(GuardSet(), code, fallback_reason=reason)))
+                return _C.SKIP
+            compiled = python_region_frame(region, reason)
+            self.compiled_frames.append((code, compiled))
+            return compiled.guards.compile(), compiled.code
         with compile_lock:
             # Threads that miss on the same inputs at once queue on the lock: look at the cache
             # again, so that those behind the first run the original this once instead of
@@ -137,7 +157,7 @@ class ConvertFrame:
         """Trace the frame into a graph; when something cannot be captured, fall back to the
         frame's own code (guarded on argument types, so the same inputs do not retrace)."""
         try:
-            return trace_frame(frame, self.backend, self.backend_name)
+            return trace_frame(frame, self.backend, self.backend_name, self.fullgraph)
         except Unsupported as reason:
             if self.fullgraph:
                 raise

@@ -1,5 +1,6 @@
 """explain(): run a function compiled and report what dynamo made of it: graphs, graph breaks
-with their reasons and source lines, guards, recompilations and compile time."""
+with their reasons and source lines, the parts that ran in Python, guards, recompilations and
+compile time. `python -m dynamo explain script.py` prints the same report for a whole program."""
 from __future__ import annotations
 
 import functools
@@ -9,36 +10,106 @@ from typing import Any, Callable
 
 from .exc import SourceLocation, Unsupported
 
+GRAPH_BREAK = "graph break"
+RUNS_IN_PYTHON = "runs in Python"
+UNCOMPILED = "frame ran uncompiled"
+
 
 @dataclass
 class BreakReason:
-    """One place where tracing stopped: a graph break, or a frame that ran uncompiled."""
+    """One place where tracing stopped: a graph break, a stretch of a frame that runs in Python
+    (a loop that breaks on every iteration, a try or with block), or a frame that ran uncompiled."""
 
-    category: str
-    explanation: str
-    hint: str
-    location: SourceLocation | None
-    function: str
-    user_stack: list[SourceLocation] = field(default_factory=list)  # outermost call first
-    whole_frame: bool = False  # the frame ran its original code instead of breaking
+    category: str          # one of dynamo.exc.Category
+    explanation: str       # what could not be captured, naming the value and the operation
+    hint: str              # what the user can change
+    location: SourceLocation | None  # the user's line where it happened (innermost)
+    function: str          # the compiled frame (its qualname) that broke or ran in Python
+    user_stack: list[SourceLocation] = field(default_factory=list)  # the compiled frame first
+    whole_frame: bool = False  # the frame ran (part of) its own code in Python instead of breaking
+    python_until: int | None = None  # with whole_frame: the line where compiled code takes over
+    split: bool = False  # a graph break before the line (the resume function starts with it)
 
     @classmethod
-    def from_unsupported(cls, error: Unsupported, function: str, whole_frame: bool) -> "BreakReason":
+    def from_unsupported(cls, error: Unsupported, function: str, whole_frame: bool,
+                         python_until: int | None = None) -> "BreakReason":
         return cls(error.category, error.explanation, error.hint, error.location, function,
-                   list(getattr(error, "user_stack", [])), whole_frame)
+                   list(getattr(error, "user_stack", [])), whole_frame, python_until,
+                   bool(getattr(error, "split_before", False)))
+
+    @property
+    def kind(self) -> str:
+        if not self.whole_frame:
+            return GRAPH_BREAK
+        return RUNS_IN_PYTHON if self.python_until is not None else UNCOMPILED
+
+    @property
+    def reason(self) -> str:
+        return f"{self.category}: {self.explanation}"
+
+    @property
+    def filename(self) -> str | None:
+        return self.location.filename if self.location else None
+
+    @property
+    def lineno(self) -> int | None:
+        return self.location.lineno if self.location else None
+
+    @property
+    def source_line(self) -> str:
+        return self.location.text if self.location else ""
+
+    def _key(self) -> tuple:
+        return (self.kind, self.category, self.explanation, self.location, tuple(self.user_stack), self.python_until)
 
     def __str__(self) -> str:
-        kind = "frame ran uncompiled" if self.whole_frame else "graph break"
-        lines = [f"{self.category} ({kind}) in {self.function}: {self.explanation}"]
-        for frame in self.user_stack[:-1]:
-            lines.append(f"    called from {frame.filename}:{frame.lineno} in {frame.function}")
+        lines = [self.reason]
         if self.location is not None:
-            lines.append(f"    at {self.location.filename}:{self.location.lineno}")
+            lines.append(f"  at {self.location.filename}:{self.location.lineno} in {self.location.function}")
             if self.location.text:
-                lines.append(f"        {self.location.text}")
+                lines.append(f"      {self.location.text}")
+        for frame in self.user_stack[:-1]:  # the calls that were being inlined, outermost first
+            lines.append(f"  inlined from {frame.filename}:{frame.lineno} in {frame.function}")
+            if frame.text:
+                lines.append(f"      {frame.text}")
+        lines.append(f"  {self._consequence()}")
         if self.hint:
-            lines.append(f"    hint: {self.hint}")
+            lines.append(f"  hint: {self.hint}")
         return "\n".join(lines)
+
+    def _consequence(self) -> str:
+        if self.kind == GRAPH_BREAK and self.split:
+            return (f"graph break in {self.function}: the graph so far is compiled, and a resume function "
+                    "continues from this line")
+        if self.kind == GRAPH_BREAK:
+            where = f" at line {self.user_stack[0].lineno}" if len(self.user_stack) > 1 else ""
+            text = f"graph break in {self.function}{where}: the graph so far is compiled, this runs in Python"
+            if len(self.user_stack) > 1:
+                text += f", {self.user_stack[1].function} is called (and compiled on its own)"
+            return text + ", and a resume function continues after it"
+        if self.kind == RUNS_IN_PYTHON:
+            start = self.location.lineno if self.location else "?"
+            return f"{self.function} runs in Python from line {start}; compiled code takes over again at line {self.python_until}"
+        return f"{self.function} ran uncompiled (its original code)"
+
+
+@dataclass
+class FrameSummary:
+    """What compiling one frame (a function, or a resume function after a break) produced."""
+
+    name: str
+    location: str
+    graphs: int
+    breaks: int
+    kind: str  # "compiled", RUNS_IN_PYTHON or UNCOMPILED
+
+    def __str__(self) -> str:
+        if self.kind != "compiled":
+            return f"{self.name} ({self.location}): {self.kind}"
+        parts = [f"{self.graphs} graph{'s' if self.graphs != 1 else ''}"]
+        if self.breaks:
+            parts.append(f"{self.breaks} graph break{'s' if self.breaks != 1 else ''}")
+        return f"{self.name} ({self.location}): {', '.join(parts)}"
 
 
 @dataclass
@@ -50,6 +121,8 @@ class ExplainOutput:
     recompiles: list[str]
     compile_time: float
     frames: list[str]
+    frame_summaries: list[FrameSummary] = field(default_factory=list)
+    guards_by_frame: list[tuple[str, list[str]]] = field(default_factory=list)
 
     @property
     def graph_count(self) -> int:
@@ -57,32 +130,57 @@ class ExplainOutput:
 
     @property
     def graph_break_count(self) -> int:
-        return sum(1 for reason in self.break_reasons if not reason.whole_frame)
+        return sum(1 for reason in self.break_reasons if reason.kind == GRAPH_BREAK)
 
     @property
     def op_count(self) -> int:
         return sum(len(ops) for ops in self.ops_per_graph)
 
+    def reasons_by_frequency(self) -> list[tuple[BreakReason, int]]:
+        """Distinct reasons with how often each occurred, most frequent first (then the most
+        frequent category, then the order they happened in)."""
+        counts: Counter = Counter(reason._key() for reason in self.break_reasons)
+        categories = Counter(reason.category for reason in self.break_reasons)
+        first: dict[tuple, BreakReason] = {}
+        for reason in self.break_reasons:
+            first.setdefault(reason._key(), reason)
+        order = list(first)
+        ranked = sorted(order, key=lambda k: (-counts[k], -categories[first[k].category], order.index(k)))
+        return [(first[key], counts[key]) for key in ranked]
+
     def __str__(self) -> str:
+        in_python = sum(1 for r in self.break_reasons if r.kind == RUNS_IN_PYTHON)
+        uncompiled = sum(1 for r in self.break_reasons if r.kind == UNCOMPILED)
         lines = [
             f"Graph count: {self.graph_count}",
             f"Graph break count: {self.graph_break_count}",
-            f"Frames that ran uncompiled: {sum(1 for r in self.break_reasons if r.whole_frame)}",
+            f"Parts that ran in Python: {in_python}",
+            f"Frames that ran uncompiled: {uncompiled}",
             f"Op count: {self.op_count}",
             f"Compile time: {self.compile_time * 1e3:.1f} ms",
-            f"Compiled frames: {', '.join(self.frames) or 'none'}",
         ]
+        if self.frame_summaries:
+            lines.append("Compiled frames:")
+            lines.extend(f"  {summary}" for summary in self.frame_summaries)
+        else:
+            lines.append(f"Compiled frames: {', '.join(self.frames) or 'none'}")
         if self.break_reasons:
-            lines.append("Break reasons (most frequent category first):")
-            order = Counter(r.category for r in self.break_reasons)
-            for index, reason in enumerate(sorted(self.break_reasons, key=lambda r: -order[r.category]), 1):
-                lines.append(f"  {index}. " + str(reason).replace("\n", "\n     "))
+            lines.append("Break reasons (most frequent first):")
+            for index, (reason, count) in enumerate(self.reasons_by_frequency(), 1):
+                times = f" ({count} times)" if count > 1 else ""
+                text = str(reason).replace("\n", "\n     ")
+                lines.append(f"  {index}. [{reason.kind}]{times} {text}")
         for index, ops in enumerate(self.ops_per_graph, 1):
             lines.append(f"Graph {index}: {len(ops)} ops: {', '.join(ops)}")
         if self.recompiles:
-            lines.append("Recompilations:")
+            lines.append("Recompilations (the guard that failed):")
             lines.extend(f"  - {r}" for r in self.recompiles)
-        if self.guards:
+        if self.guards_by_frame:
+            lines.append("Guards (checked on every call before the compiled code runs):")
+            for name, guards in self.guards_by_frame:
+                lines.append(f"  {name}:")
+                lines.extend(f"    {g}" for g in guards)
+        elif self.guards:
             lines.append("Guards:")
             lines.extend(f"  {g}" for g in self.guards)
         return "\n".join(lines)
@@ -90,7 +188,7 @@ class ExplainOutput:
 
 def report_from(callback: Any) -> ExplainOutput:
     """Summarize everything `callback` (a ConvertFrame) compiled since it was last reset."""
-    graphs, ops, guards, reasons, frames = [], [], [], [], []
+    graphs, ops, guards, reasons, frames, summaries, by_frame = [], [], [], [], [], [], []
     seconds = 0.0
     for code, compiled in callback.compiled_frames:
         frames.append(code.co_qualname)
@@ -98,14 +196,23 @@ def report_from(callback: Any) -> ExplainOutput:
             graphs.append(graph.graph_module)
             ops.append([_op_name(n) for n in graph.graph_module.graph.nodes if n.op not in ("placeholder", "output")])
             seconds += graph.compile_seconds
-        guards.extend(str(g) for g in compiled.guards)
+        frame_guards = [str(g) for g in compiled.guards]
+        guards.extend(frame_guards)
+        if frame_guards:
+            by_frame.append((code.co_qualname, frame_guards))
         seconds += compiled.trace_seconds
         for error in compiled.breaks:
             reasons.append(BreakReason.from_unsupported(error, code.co_qualname, whole_frame=False))
+        kind = "compiled"
         if compiled.fallback_reason is not None:
-            reasons.append(BreakReason.from_unsupported(compiled.fallback_reason, code.co_qualname, whole_frame=True))
+            python_until = getattr(compiled, "python_until", None)
+            reason = BreakReason.from_unsupported(compiled.fallback_reason, code.co_qualname, True, python_until)
+            reasons.append(reason)
+            kind = reason.kind
+        summaries.append(FrameSummary(code.co_qualname, f"{code.co_filename}:{code.co_firstlineno}",
+                                      len(compiled.graphs), len(compiled.breaks), kind))
     recompiles = [f"{code.co_qualname}: {'; '.join(why)}" for code, why in callback.recompiles]
-    return ExplainOutput(graphs, reasons, ops, guards, recompiles, seconds, frames)
+    return ExplainOutput(graphs, reasons, ops, guards, recompiles, seconds, frames, summaries, by_frame)
 
 
 def _op_name(node: Any) -> str:

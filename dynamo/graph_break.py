@@ -7,16 +7,18 @@ stopped at: replay side effects, run the instruction, call the resume function(s
 from __future__ import annotations
 
 import enum
+import types
 from typing import TYPE_CHECKING, Any
 
-from bytecode import Instr, Label
+from bytecode import CellVar, FreeVar, Instr, Label
 
 from . import bytecode_compat as compat
 from .bytecode_analysis import analyze
 from .codegen import PyCodegen
-from .exc import Category, Unsupported
-from .resume import resume_code
-from .variables.base import NULL, VariableTracker
+from .exc import Category, Unsupported, unsupported
+from .resume import load_resume_function, resume_code
+from .variables.base import NULL, BoundMethodVariable, VariableTracker
+from .variables.functions import CellVariable, NestedFunctionVariable, UserMethodVariable
 
 if TYPE_CHECKING:
     from .symbolic_convert import InstructionTranslator
@@ -81,7 +83,8 @@ _STACK_USE = {
 
 def break_kind(inst: Instr, error: Unsupported) -> BreakKind | None:
     """How to break at `inst`, or None when the frame cannot break there."""
-    if getattr(error, "split_before", False):
+    if getattr(error, "split_before", False) or inst.name == "FOR_ITER":
+        # a loop over an iterator not known while tracing: the loop runs in Python
         return BreakKind.SPLIT
     if inst.name in _JUMPS:
         return BreakKind.JUMP
@@ -98,13 +101,16 @@ class CannotBreak(Exception):
     """This frame cannot continue after a break here; it runs its original code instead."""
 
 
+class StartsInPython(CannotBreak):
+    """The frame starts with code that runs in Python (a try or with block): there is no graph
+    before it, so the frame runs as it is up to the end of that code (resume.python_region)."""
+
+
 def check_breakable(tx: "InstructionTranslator", kind: BreakKind | None) -> None:
     if kind is None:
         raise CannotBreak("this instruction cannot run on its own between two graphs")
-    if tx.code.co_cellvars:
-        raise CannotBreak("the function has variables captured by inner functions (cells)")
     if kind is BreakKind.SPLIT and tx.ip == tx.entry_index and tx.output.count_ops() == 0:
-        raise CannotBreak("nothing before this point could be captured")
+        raise StartsInPython("nothing before this point could be captured")
 
 
 class _Temp(VariableTracker):
@@ -125,6 +131,7 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     check_breakable(tx, kind)
     cg = PyCodegen(tx.code)
     tx.output.side_effects.codegen(cg)  # the program sees the state plain Python would
+    _write_cells(cg, tx)
     stack = list(tx.stack)
     if kind is BreakKind.SPLIT:
         _call_resume(cg, tx, tx.ip, stack)
@@ -134,7 +141,72 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
         _run_jump(cg, tx, inst, stack)
     else:
         _run_jump_or_pop(cg, tx, inst, stack)
+    for instr in cg.instructions:  # a traceback through this code shows the user's line
+        if isinstance(instr, Instr) and not compat.has_line(instr):
+            instr.lineno = inst.lineno
     return cg
+
+
+def _write_cells(cg: PyCodegen, tx: "InstructionTranslator") -> None:
+    """Store what the trace assigned to the frame's own cells into the real cells (the resume
+    function shares them; its free variables go through side effects like any closure)."""
+    arguments = tx.code.co_varnames[: compat.argument_slots(tx.code)]
+    for name in tx.code.co_cellvars:
+        cell = tx.symbolic_locals.get(name)
+        if not isinstance(cell, CellVariable):
+            continue
+        if cell.contents is not None:
+            reconstruct(cg, tx, cell.contents)
+            cg.append(Instr("STORE_DEREF", CellVar(name)))
+        elif name in arguments:  # an argument captured by an inner function, deleted since
+            cg.append(Instr("DELETE_DEREF", CellVar(name)))
+
+
+def reconstruct(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTracker) -> None:
+    """Push `value` in the transformed code. Beyond what values rebuild themselves: methods
+    bound while tracing, and functions made by the frame (closures over its cells, 3.11's
+    comprehension functions) — what a graph break finds on the stack or in the locals."""
+    if type(value) in (UserMethodVariable, BoundMethodVariable, NestedFunctionVariable):
+        if cg.load_built(value):
+            return
+        if isinstance(value, UserMethodVariable):
+            cg.begin_call(types.MethodType)
+            reconstruct(cg, tx, value.fn)
+            reconstruct(cg, tx, value.obj)
+            cg.end_call(2)
+        elif isinstance(value, BoundMethodVariable):
+            reconstruct(cg, tx, value.obj)
+            cg.load_attr(value.name)
+        else:
+            _make_function(cg, tx, value)
+        cg.remember_built(value)
+        return
+    value.reconstruct(cg)
+
+
+def _make_function(cg: PyCodegen, tx: "InstructionTranslator", fn: NestedFunctionVariable) -> None:
+    if fn.f_globals is not tx.f_globals:
+        unsupported(Category.UNSUPPORTED_VALUE, f"the function {fn.qualname} was made in another module's "
+                    "function while tracing and cannot be rebuilt at a graph break")
+    cells = {id(tx.symbolic_locals.get(name)): var
+             for name, var in [(n, CellVar(n)) for n in tx.code.co_cellvars] + [(n, FreeVar(n)) for n in tx.code.co_freevars]
+             if isinstance(tx.symbolic_locals.get(name), CellVariable)}
+    if any(id(cell) not in cells for cell in fn.closure):
+        unsupported(Category.UNSUPPORTED_VALUE, f"the function {fn.qualname} closes over variables of a function "
+                    "inlined while tracing and cannot be rebuilt at a graph break")
+    if fn.defaults:
+        for value in fn.defaults:
+            reconstruct(cg, tx, value)
+        cg.build(tuple, len(fn.defaults))
+    if fn.kwdefaults:
+        for key, value in fn.kwdefaults.items():
+            cg.load_const(key)
+            reconstruct(cg, tx, value)
+        cg.build_map(len(fn.kwdefaults))
+    if fn.closure:
+        cg.append(*[compat.load_closure_instr(cells[id(cell)]) for cell in fn.closure])
+        cg.build(tuple, len(fn.closure))
+    cg.append(*compat.make_function_with(fn.code, bool(fn.defaults), bool(fn.kwdefaults), bool(fn.closure)))
 
 
 def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind: BreakKind,
@@ -145,7 +217,7 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
     if any(v is NULL for v in operands) and not inst.name.startswith("CALL"):
         raise CannotBreak("a NULL among the operands of an instruction run in Python")
     for value in operands:
-        value.reconstruct(cg)
+        reconstruct(cg, tx, value)
     result_nulls: frozenset[int] = frozenset()
     if inst.name == "LOAD_METHOD" or (inst.name == "LOAD_ATTR" and compat.attr_arg(inst)[0]):
         cg.append(*compat.attribute_with_null_instrs(compat.attr_arg(inst)[1]))
@@ -157,7 +229,7 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
     else:
         if inst.name == "LOAD_GLOBAL" and compat.global_arg(inst)[0]:
             result_nulls = compat.pair_null_positions()
-        cg.append(Instr(inst.name, inst.arg) if inst.has_arg() else Instr(inst.name))
+        cg.append(inst.copy())
     if kind is BreakKind.TERMINAL:
         return
     results: list[VariableTracker] = [NULL] * leaves
@@ -173,51 +245,51 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
 
 def _run_jump(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, stack: list[VariableTracker]) -> None:
     condition, below = stack[-1], stack[:-1]
-    condition.reconstruct(cg)
+    reconstruct(cg, tx, condition)
     name = inst.name.replace("_FORWARD", "").replace("_BACKWARD", "")
     if compat.pop_jump_needs_bool() and name in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE"):
         cg.append(Instr("TO_BOOL"))
     taken = Label()
     cg.append(Instr(compat.forward_jump_name(name), taken))
+    built = cg.built_so_far()
     _call_resume(cg, tx, tx.ip + 1, below)
     cg.append(Instr("RETURN_VALUE"))
     cg.append(taken)
+    cg.restore_built(built)
     _call_resume(cg, tx, tx.facts.label_index[inst.arg], below)
 
 
 def _run_jump_or_pop(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, stack: list[VariableTracker]) -> None:
     condition, below = stack[-1], stack[:-1]
-    condition.reconstruct(cg)
+    reconstruct(cg, tx, condition)
     temp = _Temp("___break_condition")
     cg.append(Instr("STORE_FAST", temp.name), Instr("LOAD_FAST", temp.name))
     taken = Label()
     jump = "POP_JUMP_IF_TRUE" if inst.name == "JUMP_IF_TRUE_OR_POP" else "POP_JUMP_IF_FALSE"
     cg.append(Instr(compat.forward_jump_name(jump), taken))
+    built = cg.built_so_far()
     _call_resume(cg, tx, tx.ip + 1, below)
     cg.append(Instr("RETURN_VALUE"))
     cg.append(taken)
+    cg.restore_built(built)
     _call_resume(cg, tx, tx.facts.label_index[inst.arg], below + [temp])
 
 
 def _call_resume(cg: PyCodegen, tx: "InstructionTranslator", index: int, stack: list[VariableTracker]) -> None:
     """`return __resume_at_...(stack items..., live locals...)` — the call; assemble adds the return."""
     live = tuple(sorted(name for name in analyze(tx.code).live_locals(index)
-                        if name in tx.symbolic_locals and name in tx.code.co_varnames))
+                        if name in tx.symbolic_locals and name in tx.code.co_varnames
+                        and name not in tx.code.co_cellvars))
     nulls = frozenset(i for i, value in enumerate(stack) if value is NULL)
     code = resume_code(tx.code, index, len(stack), nulls, live)
-    freevars = tx.code.co_freevars
-    load_fn = [compat.load_closure_instr(name) for name in freevars]
-    if freevars:
-        load_fn.append(Instr("BUILD_TUPLE", len(freevars)))
-    load_fn += compat.make_function_instrs(code, bool(freevars))
-    cg.append(*compat.callable_with_null(load_fn))
+    cg.append(*load_resume_function(tx.code, code))
     count = 0
     for value in stack:
         if value is not NULL:
-            value.reconstruct(cg)
+            reconstruct(cg, tx, value)
             count += 1
     for name in live:
-        tx.symbolic_locals[name].reconstruct(cg)
+        reconstruct(cg, tx, tx.symbolic_locals[name])
     cg.end_call(count + len(live))
 
 

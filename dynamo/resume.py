@@ -6,8 +6,9 @@ import inspect
 import types
 from dataclasses import dataclass
 
-from bytecode import Bytecode, Instr, Label
+from bytecode import Bytecode, CellVar, FreeVar, Instr, Label
 
+from . import bytecode_compat as compat
 from .bytecode_analysis import analyze
 
 _PROLOGUE = frozenset({"RESUME", "COPY_FREE_VARS", "MAKE_CELL"})
@@ -40,14 +41,19 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
                 live_locals: tuple[str, ...]) -> types.CodeType:
     """Code that rebuilds a stack of `stack_size` items (NULLs at `null_positions`, the others
     passed as leading arguments), takes `live_locals` as the following arguments, and jumps to
-    instruction `target` of `code` (an index into bytecode_analysis.analyze(code).instructions)."""
+    instruction `target` of `code` (an index into bytecode_analysis.analyze(code).instructions).
+
+    The original's cells and free variables all become free variables of the resume function:
+    the caller passes its cells (closure_names) as the closure, so both share them."""
     original, shift = origin_of(code)
     target -= shift
     key = (original, target, stack_size, null_positions, live_locals)
     if key in _cache:
         return _cache[key]
     facts = analyze(original)
-    source = Bytecode.from_code(original)
+    # keep the original's exception-table depths: the bytecode package computes them only for
+    # handlers it reaches from the entry, and the new prologue jumps into the middle of blocks
+    source = Bytecode.from_code(original, conserve_exception_block_stackdepth=True)
     target_label = Label()
     body: list = []
     index = 0
@@ -58,11 +64,15 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
             index += 1
             if item.name in _PROLOGUE and index <= _prologue_length(facts):
                 continue  # the new prologue below replaces the original one
+            if isinstance(item.arg, CellVar):  # a cell of the original is passed in the closure
+                item = item.copy()
+                item.arg = FreeVar(item.arg.name)
         body.append(item)
     lineno = facts.instructions[target].lineno or original.co_firstlineno
+    free = [name for name, _ in closure_names(original)]
     prologue: list = []
-    if original.co_freevars:
-        prologue.append(Instr("COPY_FREE_VARS", len(original.co_freevars), lineno=lineno))
+    if free:
+        prologue.append(Instr("COPY_FREE_VARS", len(free), lineno=lineno))
     prologue.append(Instr("RESUME", 0, lineno=lineno))
     passed = 0
     for position in range(stack_size):
@@ -73,33 +83,45 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
             passed += 1
     prologue.append(Instr("JUMP_FORWARD", target_label, lineno=lineno))
 
-    offset = facts.offsets[target]
     resumed = Bytecode(prologue + body)
     resumed.argnames = [stack_arg(i) for i in range(passed)] + list(live_locals)
     resumed.argcount = len(resumed.argnames)
     resumed.posonlyargcount = 0
     resumed.kwonlyargcount = 0
-    resumed.name = f"__resume_at_{offset}_{len(_cache) + 1}"
+    # Tracebacks show co_name: the user's function name, at the user's source lines. The
+    # qualname tells the resume functions apart (explain, logs).
+    resumed.name = original.co_name
     resumed.qualname = f"{original.co_qualname}.<resume at line {lineno}>"
     resumed.filename = original.co_filename
     resumed.first_lineno = original.co_firstlineno
-    resumed.freevars = list(original.co_freevars)
+    resumed.freevars = free
     resumed.cellvars = []
-    resumed.flags = (original.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
-    result = resumed.to_code()
+    resumed.flags = (original.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)) | inspect.CO_NESTED
+    if not free:
+        resumed.flags &= ~inspect.CO_NESTED
+    # the body is the original's, at the same depths; the prologue pushes what the original had
+    result = resumed.to_code(stacksize=original.co_stacksize + 1, compute_exception_stack_depths=False)
     _cache[key] = result
     # the new prologue replaces the original's and adds the stack loads and the jump
-    _origins[result] = ResumeOrigin(original, len(prologue) - _prologue_length(facts), _inside_loop(facts, target))
+    _origins[result] = ResumeOrigin(original, len(prologue) - _prologue_length(facts), facts.in_loop(target))
     return result
 
 
-def _inside_loop(facts, index: int) -> bool:
-    """Whether a backward jump at or after `index` goes back to or before it."""
-    for position in range(index, len(facts.instructions)):
-        arg = facts.instructions[position].arg
-        if isinstance(arg, Label) and facts.label_index.get(arg, len(facts.instructions)) <= index:
-            return True
-    return False
+def closure_names(code: types.CodeType) -> list[tuple[str, bool]]:
+    """The closure a resume function made from `code` takes: (name, is a cell of `code`) for its
+    cells, then its free variables (a resume function's own cells are all free variables)."""
+    return [(name, True) for name in code.co_cellvars] + [(name, False) for name in code.co_freevars]
+
+
+def load_resume_function(code: types.CodeType, resume: types.CodeType) -> list[Instr]:
+    """Instructions of `code` (or code transformed from it) that push the function for
+    `resume` with the NULL a plain CALL expects: made with the frame's globals and cells."""
+    cells = closure_names(code)
+    instrs = [compat.load_closure_instr(CellVar(name) if is_cell else FreeVar(name)) for name, is_cell in cells]
+    if cells:
+        instrs.append(Instr("BUILD_TUPLE", len(cells)))
+    instrs += compat.make_function_instrs(resume, bool(cells))
+    return compat.callable_with_null(instrs)
 
 
 def runs_in_python(code: types.CodeType) -> bool:
@@ -137,3 +159,99 @@ def entry_index(code: types.CodeType) -> int:
 def entry_line(code: types.CodeType) -> int:
     """The user's source line where a resume function starts."""
     return analyze(code).instructions[entry_index(code)].lineno or code.co_firstlineno
+
+
+@dataclass(frozen=True)
+class PythonRegion:
+    """A stretch of a frame that runs as plain Python (a loop that would break on every
+    iteration, a try/except or with block) and where compiled code takes over again."""
+
+    code: types.CodeType  # the frame's code with a hand-off to a resume function at exit_index
+    entry_line: int
+    exit_line: int
+
+
+def python_region(code: types.CodeType) -> PythonRegion | None:
+    """`code` as it is, except that where control leaves the region it starts in (the first
+    point after it with an empty stack, outside loops and exception handlers) it calls the
+    resume function for that point, which the hook compiles. None when no such point exists:
+    then the whole frame runs in Python."""
+    facts = analyze(code)
+    entry = entry_index(code)
+    bound = facts.bound_locals(0, frozenset(code.co_varnames[: compat.argument_slots(code)]) - set(code.co_cellvars))
+    exit_index = next((index for index in range(entry + 1, len(facts.instructions))
+                       if _can_hand_off(facts, index, bound)), None)
+    if exit_index is None:
+        return None
+    # the normal way out of try/except jumps over the handlers: hand off where the paths meet
+    while facts.instructions[exit_index].name in ("JUMP_FORWARD", "JUMP"):
+        target = facts.label_index[facts.instructions[exit_index].arg]
+        if target <= exit_index or not _can_hand_off(facts, target, bound):
+            break
+        exit_index = target
+    lineno = facts.instructions[exit_index].lineno or entry_line(code)
+    live = sorted(facts.live_locals(exit_index))
+    surely_bound = bound[exit_index]
+    assert surely_bound is not None
+    if all(name in surely_bound for name in live):
+        resume = resume_code(code, exit_index, 0, frozenset(), tuple(live))
+        hand_off = load_resume_function(code, resume) + [Instr("LOAD_FAST", name) for name in live]
+        hand_off += compat.call_instrs(len(live))
+    else:  # a local assigned in a loop or a with block may be unbound: pass those that are bound
+        cells = closure_names(code)
+        hand_off = compat.callable_with_null([Instr("LOAD_CONST", HandOff(code, exit_index, tuple(live)))])
+        hand_off += compat.callable_with_null([Instr("LOAD_CONST", globals)]) + compat.call_instrs(0)
+        if cells:
+            hand_off += [compat.load_closure_instr(CellVar(name) if is_cell else FreeVar(name)) for name, is_cell in cells]
+            hand_off.append(Instr("BUILD_TUPLE", len(cells)))
+        else:
+            hand_off.append(Instr("LOAD_CONST", None))
+        hand_off += compat.callable_with_null([Instr("LOAD_CONST", locals)]) + compat.call_instrs(0)
+        hand_off += compat.call_instrs(3)
+    hand_off.append(Instr("RETURN_VALUE"))
+    for instr in hand_off:
+        instr.lineno = lineno
+    transformed = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
+    items: list = []
+    index = 0
+    for item in transformed:
+        if isinstance(item, Instr):
+            if index == exit_index:
+                items.extend(hand_off)
+            index += 1
+        items.append(item)
+    transformed.clear()
+    transformed.extend(items)
+    stacksize = max(code.co_stacksize, 6 + len(live) + len(closure_names(code)))
+    region = transformed.to_code(stacksize=stacksize, compute_exception_stack_depths=False)
+    return PythonRegion(compat.flatten_signature(region), entry_line(code), lineno)
+
+
+class HandOff:
+    """The hand-off at the end of a Python region when some locals read later may be unbound
+    (assigned only inside a loop, or in a with block whose exception was suppressed): calls the
+    resume function that takes the locals that are bound (the others stay unbound there too)."""
+
+    def __init__(self, code: types.CodeType, index: int, live: tuple[str, ...]) -> None:
+        self.code, self.index, self.live = code, index, live
+
+    def __call__(self, frame_globals: dict, closure: tuple | None, frame_locals: dict) -> object:
+        from . import _C
+
+        previous = _C.set_eval_frame(None)  # making code calls library code: never compile that
+        try:
+            bound = tuple(name for name in self.live if name in frame_locals)
+            resume = resume_code(self.code, self.index, 0, frozenset(), bound)
+            function = types.FunctionType(resume, frame_globals, resume.co_name, None, closure)
+        finally:
+            _C.set_eval_frame(previous)
+        return function(*[frame_locals[name] for name in bound])
+
+    def __repr__(self) -> str:
+        return f"<hand-off to {self.code.co_qualname} at instruction {self.index}>"
+
+
+def _can_hand_off(facts, index: int, bound: list) -> bool:
+    return (facts.stack_depth(index) == 0 and index not in facts.handler
+            and facts.instructions[index].name not in _PROLOGUE and bound[index] is not None
+            and not facts.in_loop(index))

@@ -103,7 +103,9 @@ class InstructionTranslatorBase:
         if self.ip in self.facts.in_user_region:
             error = Unsupported(Category.UNSUPPORTED_OPCODE,
                                 "code inside try/except and with blocks runs in Python, so that "
-                                "exceptions reach their handlers")
+                                "exceptions reach their handlers",
+                                "keep NumPy work that should be compiled outside try and with blocks "
+                                "(code after the block is compiled again)")
             error.split_before = True
             self._annotate(error)
             raise error

@@ -109,9 +109,12 @@ class VariableTracker:
 
     def iterator(self, tx: "Tx") -> "VariableTracker":
         """What iter() returns: by default an iterator over unpack()'s items."""
+        from .arrays import ArrayVariable
         from .iterators import ListIteratorVariable
 
-        return ListIteratorVariable(self.unpack(tx))
+        # an ndarray's iterator is a sequence iterator: a graph break rebuilds it from the array
+        container = self if type(self) is ArrayVariable and not self.meta.scalar else None
+        return ListIteratorVariable(self.unpack(tx), container=container)
 
     def reversed_iterator(self, tx: "Tx") -> "VariableTracker":
         """What reversed() returns: by default unpack()'s items backwards (a snapshot)."""

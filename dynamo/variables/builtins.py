@@ -95,8 +95,15 @@ class BuiltinVariable(VariableTracker):
                     return result
         if _involves_array(args, kwargs):
             if self.fn in _NEEDS_DATA:
+                from .arrays import ArrayVariable
+
+                array = next(a for a in [*args, *kwargs.values()] if isinstance(a, ArrayVariable))
+                if self.fn is print:
+                    unsupported(Category.DATA_DEPENDENT_VALUE,
+                                f"print() of {array.describe()} needs its value, which exists only when the graph "
+                                "has run", "print outside the compiled function, or accept a graph break here")
                 unsupported(Category.DATA_DEPENDENT_VALUE,
-                            f"{self.fn.__name__}() of {args[0].describe()} needs the value computed at run time",
+                            f"{self.fn.__name__}() of {array.describe()} needs the value computed at run time",
                             "keep it an array (or a NumPy scalar) to stay in the graph, or accept a graph break here")
             return tx.output.numpy.call_function(tx, self.fn, args, kwargs, name=self.describe())
         if self.fn in _IN_PLACE and args:

@@ -85,8 +85,11 @@ class ListIteratorVariable(IteratorVariable):
         return self.items[self.index - 1]
 
     def reconstruct(self, codegen: "PyCodegen") -> None:
+        from .arrays import ArrayVariable
+
         container = self.container
-        if container is not None and (container.source is not None or container.is_python_constant()):
+        if container is not None and (container.source is not None or container.is_python_constant()
+                                      or type(container) is ArrayVariable):  # an array the graph computes
             codegen.begin_call(_iterator_at)
             container.reconstruct(codegen)
             codegen.load_const(len(self.items) if self.exhausted else self.index)
