@@ -12,6 +12,7 @@ from typing import Any
 
 from ...fx_ir import CodeGen, Node, TensorMeta
 from ...fx_ir.naming import Namespace
+from ...fx_ir.printing import source_of
 from .analysis import NodeInfo, Role
 from .buffers import ScratchPlan, Value
 from .scheduling import Kernel
@@ -63,8 +64,13 @@ class KernelEmitter:
 
     def body(self) -> list[str]:
         lines: list[str] = []
+        last_source = None
         for member in self.kernel.members:
             info = self.infos[member]
+            source = source_of(member)
+            if source is not None and source != last_source:
+                lines.extend(f"# {line}" for line in source.splitlines())
+                last_source = source
             if member in self.split.reductions:
                 lines.extend(self.emit_split_reduction(member, info))
             elif member in self.split.components:
