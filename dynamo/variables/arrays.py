@@ -22,6 +22,16 @@ _DATA_METHODS = frozenset({"item", "tolist", "tobytes", "__bool__", "__float__",
                            "__complex__", "__repr__", "__str__", "__format__"})
 
 
+# a.__add__(b), a.__setitem__(i, v): explicit dunder calls are the operators they implement
+_OPERATOR_DUNDERS = {
+    f"__{name.rstrip('_')}__": getattr(operator, name)
+    for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor",
+                 "lshift", "rshift", "iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "imatmul",
+                 "iand", "ior", "ixor", "ilshift", "irshift", "lt", "le", "eq", "ne", "gt", "ge", "neg", "pos",
+                 "abs", "invert", "getitem", "setitem")
+}
+
+
 class ArrayVariable(VariableTracker):
     """`bases`: the input arrays (by source) whose memory this value may share; an input array
     is its own base. A write into the value is a write into each of them."""
@@ -47,21 +57,25 @@ class ArrayVariable(VariableTracker):
         return self.meta
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
-        if name in _DATA_METHODS:  # gives up when called, with the array on the stack computed
-            from .numpy_api import ArrayMethodVariable
-
-            return ArrayMethodVariable(self, name)
-        if tx.output.numpy.has_array_attribute(name):  # shape, dtype, T, real, ...
+        if tx.output.numpy.has_array_attribute(name) and name not in _DATA_METHODS:  # shape, dtype, T, ...
             return tx.output.numpy.array_attribute(tx, self, name)
-        if tx.output.numpy.has_array_method(name):
-            from .numpy_api import ArrayMethodVariable
+        attribute = getattr(self.python_type(), name, None)
+        if attribute is None:
+            unsupported(Category.EXCEPTION, f"{self.describe()} has no attribute {name!r} (AttributeError)")
+        if callable(attribute):
+            # a method: what it does is decided at the call, where a give-up keeps `a.name` on the stack
+            from .numpy_api import LazyAttributeVariable
 
-            return ArrayMethodVariable(self, name)
-        unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"ndarray attribute {name!r} is not supported while tracing")
+            return LazyAttributeVariable(self, name)
+        unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"ndarray attribute {name!r} is not supported while tracing",
+                    "strides, flags and data pointers depend on the layout, which guards do not pin down")
 
     def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
         if name in _DATA_METHODS:
             self._needs_data(name)
+        operator_fn = _OPERATOR_DUNDERS.get(name)
+        if operator_fn is not None and not kwargs:  # a.__add__(b), a.__setitem__(i, v): the operator
+            return tx.output.numpy.call_function(tx, operator_fn, [self, *args], {}, name=f"ndarray.{name}")
         return tx.output.numpy.call_array_method(tx, self, name, args, kwargs)
 
     def _needs_data(self, name: str) -> "NoReturn":
@@ -107,9 +121,9 @@ class ArraySubclassVariable(VariableTracker):
         return f"an instance of the ndarray subclass {self.cls.__module__}.{self.cls.__qualname__}"
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
-        from .numpy_api import ArrayMethodVariable
+        from .numpy_api import LazyAttributeVariable
 
-        return ArrayMethodVariable(self, name)
+        return LazyAttributeVariable(self, name)
 
     def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
         unsupported(Category.UNSUPPORTED_VALUE, f"{name} of {self.describe()} runs as the subclass defines it",

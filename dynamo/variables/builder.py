@@ -183,6 +183,12 @@ class VariableBuilder:
         self.guard(source, GuardKind.TYPE_IS, type(value))
         return ArraySubclassVariable(type(value), source=source)
 
+    def wrap_numpy_object(self, value: Any, source: Source) -> VariableTracker:
+        from .numpy_api import NumpyObjectVariable
+
+        self.guard(source, GuardKind.TYPE_IS, type(value))
+        return NumpyObjectVariable(type(value), source=source)
+
     def wrap_object(self, value: Any, source: Source) -> VariableTracker:
         from .objects import UserObjectVariable
 
@@ -225,5 +231,7 @@ _BY_CHECK: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any, Sou
     (lambda v: isinstance(v, np.ndarray), VariableBuilder.wrap_array_subclass),
     (lambda v: isinstance(v, type) and not v.__module__.startswith("numpy"), VariableBuilder.wrap_class),
     (lambda v: callable(v) and _is_numpy_callable(v), VariableBuilder.wrap_numpy_callable),
+    (lambda v: isinstance(v, (np.finfo, np.iinfo)), VariableBuilder.wrap_identity),  # cached per dtype
+    (lambda v: (type(v).__module__ or "").startswith("numpy"), VariableBuilder.wrap_numpy_object),
 ]
 

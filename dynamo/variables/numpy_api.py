@@ -88,24 +88,49 @@ class NumpyFunctionVariable(VariableTracker):
         codegen.load_const(self.fn)
 
 
-class ArrayMethodVariable(VariableTracker):
-    """`a.sum` before it is called: a method (or attribute) of an array of the graph, or of an
-    ndarray subclass instance; the call decides what happens."""
+class LazyAttributeVariable(VariableTracker):
+    """`obj.name` before it is used: a method of an array of the graph (`a.sum`), or an attribute
+    of a value whose attributes are not modelled (an ndarray subclass, a random generator).
+    Reading it decides nothing: the call (or other use) does, so a give-up happens at the call,
+    with `obj.name` rebuilt on the stack from `obj`."""
 
-    def __init__(self, array: VariableTracker, name: str, **kwargs: Any) -> None:
+    def __init__(self, obj: VariableTracker, name: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.array = array
+        self.obj = obj
         self.name = name
 
     def describe(self) -> str:
-        return f"the attribute {self.name} of {self.array.describe()}"
+        return f"the attribute {self.name} of {self.obj.describe()}"
 
     def call_function(self, tx: "Tx", args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
-        return self.array.call_method(tx, self.name, args, kwargs)
+        return self.obj.call_method(tx, self.name, args, kwargs)
 
-    def reconstruct(self, codegen: Any) -> None:  # left on the stack at a graph break: a.sum again
-        self.array.reconstruct(codegen)
+    def reconstruct(self, codegen: Any) -> None:
+        self.obj.reconstruct(codegen)
         codegen.load_attr(self.name)
+
+
+class NumpyObjectVariable(VariableTracker):
+    """An instance of a NumPy class that is not an array, scalar or dtype: np.random.Generator,
+    RandomState, np.poly1d, ... Its methods run in Python (random draws advance hidden state and
+    never enter a graph); it is guarded by exact type and rebuilt from its source."""
+
+    def __init__(self, cls: type, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cls = cls
+
+    def python_type(self) -> type:
+        return self.cls
+
+    def describe(self) -> str:
+        return f"a {self.cls.__module__}.{self.cls.__qualname__} object"
+
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        return LazyAttributeVariable(self, name)
+
+    def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        unsupported(Category.UNSUPPORTED_CALL, f"{self.cls.__qualname__}.{name}() of {self.describe()} runs in Python",
+                    "random draws and other stateful NumPy objects never enter a graph")
 
 
 def wrap_numpy_value(value: Any, qualname: str) -> VariableTracker:

@@ -69,12 +69,27 @@ def test_boolean_masks_give_up_with_a_reason():
     check(lambda a: (np.nonzero(a), np.argwhere(a), np.flatnonzero(a), np.unique(a)), (I64 - 3,), graph=False)
 
 
-def test_boolean_mask_assignment_is_captured_or_gives_up_exactly():
-    def f(a):
-        a[a > 1.5] = 0.0
+def test_boolean_mask_assignment_is_captured():
+    def f(a, b):
+        a[a > 1.5] = 0.0  # a write of the masked elements: no shape depends on the data
+        b[b > 1.0] = a[0, 0]
+        return a, b
+
+    def update(a):
+        a[a > 1.0] += 1  # reads a[mask] first: its length is the data's
         return a
 
-    check(f, (F64.copy(),), graph=False)
+    check(f, (F64.copy(), F64.copy()), (I64.copy(), sample((5,))))
+    check(update, (F64.copy(),), graph=False)
+
+
+def test_explicit_dunder_calls_are_the_operators():
+    def f(a, b):
+        a.__setitem__(0, 1.0)
+        a.__iadd__(b)
+        return a.__add__(b), a.__getitem__((1, 2)), a.__neg__(), a.__lt__(b), a.__matmul__(b.T)
+
+    check(f, (F64.copy(), F64), (F32.copy(), F32))
 
 
 def test_setitem_forms():

@@ -152,3 +152,29 @@ def test_numpy_scalar_methods_and_attributes():
         return a * s.dtype.type(2), s.dtype, s.itemsize, s.shape, s.ndim, a.astype(s.dtype)
 
     check(f, (F64, np.float32(1.5)), (I64, np.int8(2)))
+
+
+def test_random_generators_run_in_python_and_draw_the_same_numbers():
+    def f(a, seed):
+        rng = np.random.default_rng(seed)
+        noise = rng.normal(size=a.shape)
+        return a + noise * rng.random()
+
+    def legacy(a):
+        np.random.seed(7)
+        return a * np.random.rand(*a.shape) + np.random.randint(3)
+
+    check(f, (F64, 0), (F64, 1), graph=False)
+    check(legacy, (F64,), graph=False)
+    compiled, _ = compile_with_counter(f)
+    compiled(F64, 2)
+    assert any("runs in Python" in r and "Generator.normal" in r for r in gave_up(compiled)), gave_up(compiled)
+
+
+def test_finfo_and_iinfo_objects_are_constants():
+    info = np.finfo(np.float32)
+
+    def f(a):
+        return np.maximum(a, info.tiny) * info.eps, np.iinfo(np.int8).max
+
+    check(f, (F32,), (F64,))
