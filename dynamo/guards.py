@@ -84,9 +84,10 @@ class FloatIs:
         return f"{name} == {self.value!r} (sign and NaN exact)"
 
 
-def _parts(x: Any) -> tuple[float, float]:
-    z = complex(x)
-    return z.real, z.imag
+def _parts(x: Any) -> tuple[float, ...]:
+    if isinstance(x, (complex, np.complexfloating)):
+        return x.real, x.imag
+    return (float(x),)
 
 
 def _same_float(a: float, b: float) -> bool:
