@@ -1,0 +1,459 @@
+"""Lowering: an fx_ir graph becomes a Program of fused kernels and NumPy steps.
+
+Nodes become index functions (inlined into their users); values that must exist in memory (outputs,
+inputs of NumPy steps, reductions that would be recomputed) are stored by kernels. A node that no rule
+lowers runs as NumPy code between kernels, and the reason is recorded.
+"""
+from __future__ import annotations
+
+import builtins
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy
+
+from ...fx_ir import Graph, GraphModule, Node, TensorMeta, map_aggregate, map_arg
+from ...fx_ir.ops import OpKind, lookup_attribute, lookup_function, lookup_method
+from .exprs import Expr, Reduce, index_var, loads, substitute, where, IndexValue, cast
+from .program import HostStep, Kernel, Program, Ref
+from .scheduling import NeedsRealize, PendingStore, build_kernel
+from .values import Buffer, TensorValue, buffer_value, parse_basic_index
+
+log = logging.getLogger("dynamo.output_code")
+
+KERNEL_DTYPE_KINDS = "biuf"
+MAX_RESTARTS = 64
+
+
+class Unsupported(Exception):
+    """This node has no lowering (with these arguments): it runs as NumPy code. The one exception
+    used for control flow here, caught in Lowerer.lower_node."""
+
+
+@dataclass(frozen=True)
+class HostValue:
+    """A non-array value that exists only on the host (a NumPy step's result, a non-array input)."""
+
+    ref: Ref
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A Python value known at compile time (a shape, a dtype, a length)."""
+
+    value: Any
+
+
+Rule = Callable[["Lowerer", Node, tuple[Any, ...], dict[str, Any]], Any]
+FUNCTION_RULES: dict[Any, Rule] = {}
+METHOD_RULES: dict[str, Rule] = {}
+ATTRIBUTE_RULES: dict[str, Rule] = {}
+
+
+def rule(*targets: Any, methods: tuple[str, ...] = (), attributes: tuple[str, ...] = ()) -> Callable[[Rule], Rule]:
+    """Register a lowering for call_function targets, ndarray method names, and attributes."""
+    def register(fn: Rule) -> Rule:
+        for t in targets:
+            FUNCTION_RULES[id(t)] = fn
+        for m in methods:
+            METHOD_RULES[m] = fn
+        for a in attributes:
+            ATTRIBUTE_RULES[a] = fn
+        return fn
+    return register
+
+
+def registry_row(node: Node) -> Any:
+    if node.op == "call_method":
+        return lookup_method(node.target)
+    if node.op != "call_function":
+        return None
+    if node.target is builtins.getattr and len(node.args) == 2 and isinstance(node.args[1], str):
+        return lookup_attribute(node.args[1])
+    return lookup_function(node.target)
+
+
+def meta_args(node: Node) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    args = map_arg(node.args, lambda n: n.meta.get("val"))
+    if node.op == "call_function" and node.target is builtins.getattr:
+        args = args[:1]
+    return args, map_arg(node.kwargs, lambda n: n.meta.get("val"))
+
+
+def is_alias_node(node: Node) -> bool:
+    """Whether the node's result may share memory with an argument (views, in-place results)."""
+    row = registry_row(node)
+    if row is None:
+        return node.op in ("call_function", "call_method")  # unknown: assume the worst
+    try:
+        args, kwargs = meta_args(node)
+        return row.effects(*args, **kwargs).view_of is not None
+    except Exception:
+        return True
+
+
+def node_meta(node: Node) -> TensorMeta | None:
+    meta = node.meta.get("val")
+    return meta if isinstance(meta, TensorMeta) else None
+
+
+class Lowerer:
+    """One lowering attempt; `forced` names nodes that get a kernel of their own."""
+
+    def __init__(self, gm: GraphModule, example_inputs: list[Any], supported_ops: frozenset[str],
+                 forced: set[str]) -> None:
+        self.gm = gm
+        self.graph: Graph = gm.graph
+        self.inputs = example_inputs
+        self.supported_ops = supported_ops
+        self.forced = forced
+        self.env: dict[Node, Any] = {}
+        self.buffers: dict[str, Buffer] = {}
+        self.steps: list[Kernel | HostStep] = []
+        self.pending: list[PendingStore] = []
+        self.pending_shape: tuple[int, ...] | None = None
+        self.fallbacks: list[tuple[str, str]] = []
+        self.placeholders: list[str] = []
+        self.constants: dict[str, Any] = {}
+        self.root: dict[Node, Node] = {}        # in-place results -> the node whose memory they are
+        self.writeback: dict[Node, None] = {}   # placeholders written by functionalized mutations
+        self.position = {n: k for k, n in enumerate(self.graph.nodes)}
+        self.current: Node | None = None
+        self._reduce_vars: dict[tuple[Any, ...], sympy.Symbol] = {}
+        self._depth = 0
+        self._kernel_count = 0
+
+    # -- reductions --------------------------------------------------------------------------------
+
+    def reduce(self, kind: str, extent: int, body_fn: Callable[[sympy.Symbol], Expr], dtype: Any) -> Expr:
+        """A Reduce whose bound variable is named after its body, so equal reductions are one node."""
+        dummy = index_var(f"d{self._depth}")
+        self._depth += 1
+        try:
+            body = body_fn(dummy)
+        finally:
+            self._depth -= 1
+        origin = self.current.name if self.current is not None else ""
+        key = (kind, extent, body, np.dtype(dtype).str, origin)
+        var = self._reduce_vars.get(key)
+        if var is None:
+            var = self._reduce_vars[key] = index_var(f"r{len(self._reduce_vars)}")
+        return Reduce(kind, var, extent, substitute(body, {dummy: var}), dtype, origin)
+
+    # -- driving -----------------------------------------------------------------------------------
+
+    def run(self) -> Program:
+        inputs = iter(self.inputs)
+        output: Any = None
+        for node in self.graph.nodes:
+            self.current = node
+            if node.op == "placeholder":
+                self.lower_placeholder(node, next(inputs, None))
+            elif node.op == "get_attr":
+                self.lower_get_attr(node)
+            elif node.op == "output":
+                output = self.lower_output(node)
+            else:
+                self.lower_node(node)
+        return Program(self.buffers, self.steps, self.placeholders, output, self.fallbacks, self.constants)
+
+    def lower_placeholder(self, node: Node, example: Any) -> None:
+        self.placeholders.append(node.name)
+        if isinstance(example, np.ndarray) and example.dtype.kind in KERNEL_DTYPE_KINDS and example.ndim >= 0:
+            buf = self.add_buffer(Buffer(node.name, example.shape, example.dtype, "input"))
+            self.env[node] = buffer_value(buf)
+        else:
+            self.env[node] = HostValue(Ref(node.name))
+
+    def lower_get_attr(self, node: Node) -> None:
+        value = self.gm.get_attribute(node.target)
+        self.constants[node.name] = value
+        if isinstance(value, np.ndarray) and value.dtype.kind in KERNEL_DTYPE_KINDS:
+            self.env[node] = buffer_value(self.add_buffer(Buffer(node.name, value.shape, value.dtype, "host")))
+        else:
+            self.env[node] = Constant(value)
+
+    def lower_node(self, node: Node) -> None:
+        try:
+            value = self.lower_call(node)
+        except (Unsupported, NotImplementedError, ValueError, TypeError, IndexError) as exc:
+            self.fallback(node, str(exc) or type(exc).__name__)
+            return
+        self.env[node] = value
+        if node.name in self.forced and isinstance(value, TensorValue):
+            self.realize(node)
+
+    def lower_call(self, node: Node) -> Any:
+        meta = node.meta.get("val")
+        row = registry_row(node)
+        if row is not None and row.kind == OpKind.METADATA and meta is not None and not isinstance(meta, TensorMeta):
+            return Constant(meta)
+        if node.op == "call_method":
+            fn = METHOD_RULES.get(node.target)
+            name = f"method {node.target}"
+        elif node.target is builtins.getattr and len(node.args) == 2 and isinstance(node.args[1], str):
+            fn = ATTRIBUTE_RULES.get(node.args[1])
+            name = f"attribute {node.args[1]}"
+        elif node.op == "call_function":
+            fn = FUNCTION_RULES.get(id(node.target))
+            name = getattr(node.target, "__name__", repr(node.target))
+        else:
+            fn, name = None, node.op
+        if fn is None:
+            raise Unsupported(f"no kernel lowering for {name}")
+        args = map_aggregate(node.args, self.arg_value)
+        kwargs = map_aggregate(node.kwargs, self.arg_value)
+        if node.op == "call_function" and node.target is builtins.getattr:
+            args = args[:1]
+        if any(isinstance(v, HostValue) for v in _leaves((args, kwargs))):
+            raise Unsupported("an argument exists only as a NumPy value")
+        result = fn(self, node, args, kwargs)
+        if isinstance(result, TensorValue):
+            if result.dtype.kind not in KERNEL_DTYPE_KINDS:
+                raise Unsupported(f"dtype {result.dtype} has no kernel support")
+            if meta is not None and isinstance(meta, TensorMeta) and tuple(meta.shape) != result.shape:
+                raise Unsupported(f"lowered shape {result.shape} differs from the recorded {meta.shape}")
+        return result
+
+    def arg_value(self, x: Any) -> Any:
+        if isinstance(x, Node):
+            value = self.env[self.root.get(x, x)]
+            return value.value if isinstance(value, Constant) else value
+        return x
+
+    # -- buffers and kernels -----------------------------------------------------------------------
+
+    def add_buffer(self, buf: Buffer) -> Buffer:
+        self.buffers[buf.name] = buf
+        return buf
+
+    def realize(self, node: Node) -> Buffer:
+        """Make sure the node's value is in memory (stored by the pending kernel if it is not)."""
+        value = self.env[node]
+        if not isinstance(value, TensorValue):
+            raise TypeError(f"{node.name} is not an array value")
+        if value.buffer is not None:
+            return value.buffer
+        buf = self.add_buffer(Buffer(self.fresh_name(node.name), value.shape, value.dtype, "temp"))
+        self.store(buf, value, node.name)
+        realized = buffer_value(buf)
+        realized.notes.update(value.notes)
+        self.env[node] = realized
+        return buf
+
+    def fresh_name(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.buffers or name in self.constants:
+            name, k = f"{base}_v{k}", k + 1
+        return name
+
+    def store(self, buf: Buffer, value: TensorValue, origin: str, mask_fn: Any = None) -> None:
+        reads = {ld.buffer for ld in loads([value.at(tuple(index_var(f"x{k}") for k in range(value.ndim)))])}
+        written = {p.buffer.name for p in self.pending}
+        if self.pending and (self.pending_shape != value.shape or reads & written or buf.name in reads):
+            self.flush()
+        self.pending.append(PendingStore(buf, value, origin, mask_fn))
+        self.pending_shape = value.shape
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        assert self.pending_shape is not None
+        name = f"kernel{self._kernel_count}"
+        self._kernel_count += 1
+        self.steps.append(build_kernel(name, self.pending_shape, self.pending, self.forced))
+        self.pending, self.pending_shape = [], None
+
+    # -- NumPy steps -------------------------------------------------------------------------------
+
+    def fallback(self, node: Node, reason: str) -> None:
+        self.fallbacks.append((node.name, reason))
+        log.debug("[kernels] %s runs as NumPy code: %s", node.name, reason)
+        mutated = self.mutated_buffers(node)
+        if mutated:
+            self.realize_readers(mutated, node)
+        args = map_arg(node.args, self.host_ref)
+        kwargs = map_arg(node.kwargs, self.host_ref)
+        self.flush()
+        meta = node.meta.get("val")
+        result: str | None = None
+        if node.op == "call_method":
+            call: Any = ("method", node.target)
+        else:
+            call = ("function", node.target)
+        if isinstance(meta, TensorMeta) and meta.dtype.kind in KERNEL_DTYPE_KINDS and meta.is_static:
+            buf = self.add_buffer(Buffer(self.fresh_name(node.name), tuple(meta.shape), meta.dtype, "host"))
+            result = buf.name
+            self.env[node] = buffer_value(buf)
+        else:
+            result = self.fresh_name(node.name)
+            self.constants.setdefault(result, None)  # reserve the name
+            self.env[node] = HostValue(Ref(result))
+        self.steps.append(HostStep(node.name, call, args, kwargs, result, reason, tuple(sorted(mutated))))
+
+    def host_ref(self, node: Node) -> Ref:
+        """The node's value on the host: its buffer, a host value, or a NumPy view of a buffer."""
+        value = self.env[node]
+        if isinstance(value, HostValue):
+            return value.ref
+        if isinstance(value, Constant):
+            return Ref(self.constant_name(node, value.value))
+        if value.buffer is not None:
+            return Ref(value.buffer.name)
+        base = value.notes.get("view_of")
+        if isinstance(base, Node) and base in self.env:
+            # a view stays a view: NumPy takes it of the base's memory, so writes through it land there
+            args = map_arg(self.view_args(node), self.host_ref)
+            kwargs = map_arg(node.kwargs, self.host_ref)
+            name = self.fresh_name(f"{node.name}_view")
+            self.constants.setdefault(name, None)
+            call = ("method", node.target) if node.op == "call_method" else ("function", node.target)
+            self.flush()
+            self.steps.append(HostStep(node.name, call, args, kwargs, name, "a view of host memory"))
+            return Ref(name)
+        self.realize(node)
+        self.flush()
+        return Ref(self.env[node].buffer.name)
+
+    def view_args(self, node: Node) -> tuple[Any, ...]:
+        return node.args
+
+    def constant_name(self, node: Node, value: Any) -> str:
+        name = self.fresh_name(f"{node.name}_const")
+        self.constants[name] = value
+        return name
+
+    def mutated_buffers(self, node: Node) -> set[str]:
+        """Buffers a NumPy step may write: those under every array argument when the node is impure."""
+        if not node.is_impure():
+            return set()
+        found: set[str] = set()
+        for arg in node.all_input_nodes:
+            found |= self.memory_of(arg)
+        return found
+
+    def memory_of(self, node: Node) -> set[str]:
+        value = self.env.get(node)
+        if not isinstance(value, TensorValue):
+            return set()
+        if value.buffer is not None:
+            return {value.buffer.name}
+        base = value.notes.get("view_of")
+        if isinstance(base, Node):
+            return self.memory_of(base)
+        return set()
+
+    def realize_readers(self, buffers: set[str], at: Node) -> None:
+        """Before `at` writes `buffers`, store every lazy value that reads them and is used later
+        (views excepted: they alias the memory and must see the write)."""
+        here = self.position[at]
+        for node, value in list(self.env.items()):
+            if not isinstance(value, TensorValue) or value.buffer is not None or "view_of" in value.notes:
+                continue
+            if not any(self.position.get(u, -1) > here for u in node.users) and node is not at:
+                continue
+            xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
+            if {ld.buffer for ld in loads([value.at(xs)])} & buffers:
+                self.realize(node)
+        self.flush()
+
+    # -- functionalized mutation -------------------------------------------------------------------
+
+    def functionalizable(self, target: Node) -> Node:
+        """The node whose value a mutation of `target` replaces; Unsupported when views could see it."""
+        root = self.root.get(target, target)
+        value = self.env.get(root)
+        if not isinstance(value, TensorValue) or "view_of" in value.notes:
+            raise Unsupported("the mutated array is (or may be) a view")
+        family = [root] + [n for n, r in self.root.items() if r is root]
+        for member in family:
+            for user in member.users:
+                if user in self.root or user is self.current:
+                    continue
+                if is_alias_node(user) and not _is_mutation(user):
+                    raise Unsupported(f"{user.name} may be a view of the mutated array")
+        if root.op != "placeholder" and value.buffer is not None and value.buffer.kind == "input":
+            raise Unsupported("the mutated array is a graph input under another name")
+        if root.op == "get_attr":
+            raise Unsupported("mutation of a constant")
+        return root
+
+    def replace_value(self, root: Node, new: TensorValue) -> None:
+        old = self.env[root]
+        new.notes.update({k: v for k, v in old.notes.items() if k != "view_of"})
+        self.env[root] = new
+        if root.op == "placeholder":
+            self.writeback[root] = None
+
+    # -- output ------------------------------------------------------------------------------------
+
+    def lower_output(self, node: Node) -> Any:
+        self.current = node
+        out_nodes = list(dict.fromkeys(n for n in node.all_input_nodes))
+        refs: dict[Node, Any] = {}
+        late: list[Node] = []
+        for n in out_nodes:
+            root = self.root.get(n, n)
+            value = self.env[root]
+            if root.op == "placeholder" or isinstance(value, (HostValue, Constant)):
+                continue
+            if isinstance(value, TensorValue) and "view_of" in value.notes:
+                late.append(n)
+                continue
+            self.realize(root)
+        # functionalized writes to inputs land last: nothing reads the inputs' old contents after
+        for placeholder in self.writeback:
+            value = self.env[placeholder]
+            target = self.buffers[placeholder.name]
+            if value.buffer is target:
+                continue
+            self.flush()
+            xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
+            if any(ld.buffer == target.name and ld.index != target.offset(xs) for ld in loads([value.at(xs)])):
+                self.realize(placeholder)  # reads neighbours of what it writes: through a temporary
+                value = self.env[placeholder]
+            self.store(target, value, placeholder.name)
+            self.flush()
+            self.env[placeholder] = buffer_value(target)
+        self.flush()
+        for n in out_nodes:
+            root = self.root.get(n, n)
+            value = self.env[root]
+            if isinstance(value, Constant):
+                refs[n] = value.value
+            elif root.op == "placeholder":
+                refs[n] = Ref(root.name)
+            elif n in late:
+                refs[n] = self.host_ref(root)
+            else:
+                refs[n] = self.host_ref(root)
+            if isinstance(refs[n], Ref) and node_meta(n) is not None and node_meta(n).scalar:
+                refs[n] = Ref(refs[n].name, scalar=True)
+        self.flush()
+        return map_arg(node.args[0], lambda n: refs[n])
+
+
+def _is_mutation(node: Node) -> bool:
+    return node.is_impure()
+
+
+def _leaves(value: Any) -> list[Any]:
+    found: list[Any] = []
+    map_aggregate(value, found.append)
+    return found
+
+
+def lower_graph(gm: GraphModule, example_inputs: list[Any], supported_ops: frozenset[str]) -> Program:
+    """Lower with restarts: each NeedsRealize adds the reductions' nodes to the forced set."""
+    forced: set[str] = set()
+    for _ in range(MAX_RESTARTS):
+        try:
+            return Lowerer(gm, example_inputs, supported_ops, forced).run()
+        except NeedsRealize as needs:
+            if needs.origins <= forced:
+                raise
+            forced |= needs.origins
+    raise RuntimeError("lowering did not settle on which nodes to store")

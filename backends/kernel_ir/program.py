@@ -1,0 +1,118 @@
+"""A lowered graph: buffers, fused kernels and NumPy steps in run order, and how to build the result.
+
+Kernels are index-based (stores of expressions over tile axes); an emitter turns each into target code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+
+from .exprs import Expr, Reduce, format_expr, walk
+from .values import Buffer
+
+
+@dataclass
+class Axis:
+    """One dimension of a kernel's tile. `role`: "grid" (split in blocks across programs), or "full"
+    (one program sees all of it: reduced axes and the output axes they share)."""
+
+    extent: int
+    role: str
+    vars: list[sympy.Symbol] = field(default_factory=list)
+
+
+@dataclass
+class Store:
+    """`buffer[index] = value` for every point of the output space where `mask` holds."""
+
+    buffer: Buffer
+    index: sympy.Expr
+    value: Expr
+    mask: sympy.Basic = sympy.true
+
+
+@dataclass
+class Kernel:
+    """Stores over one output space; `var_axis` maps every index variable to its tile axis."""
+
+    name: str
+    axes: list[Axis]
+    stores: list[Store]
+    var_axis: dict[sympy.Symbol, int]
+    origins: list[str] = field(default_factory=list)  # the graph nodes whose values it stores
+
+    def reads(self) -> list[str]:
+        from .exprs import loads
+        return list(dict.fromkeys(ld.buffer for ld in loads(s.value for s in self.stores)))
+
+    def writes(self) -> list[str]:
+        return list(dict.fromkeys(s.buffer.name for s in self.stores))
+
+    def reductions(self) -> list[Reduce]:
+        return [e for e in walk(s.value for s in self.stores) if isinstance(e, Reduce)]
+
+    def axes_of(self, expr: Expr | sympy.Basic) -> set[int]:
+        free = expr.free if isinstance(expr, Expr) else {s for s in expr.free_symbols if s in self.var_axis}
+        return {self.var_axis[v] for v in free if v in self.var_axis}
+
+    def describe(self) -> str:
+        axes = ", ".join(f"{a.role}[{a.extent}]({' '.join(map(str, a.vars))})" for a in self.axes)
+        lines = [f"kernel {self.name}  axes: {axes}  (nodes: {', '.join(self.origins)})"]
+        for s in self.stores:
+            mask = "" if s.mask == sympy.true else f"  where {s.mask}"
+            lines.append(f"    {s.buffer.name}[{s.index}] = {format_expr(s.value)}{mask}")
+        return "\n".join(lines)
+
+
+@dataclass
+class HostStep:
+    """A graph node run as NumPy code between kernels (a fallback), with the reason it is not lowered.
+
+    `args`/`kwargs` hold the node's arguments with every node replaced by a Ref to a host value.
+    """
+
+    node: str
+    call: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    result: str | None          # the value name the result is stored under
+    reason: str
+    mutates: tuple[str, ...] = ()  # buffers whose memory the call may write
+
+    def describe(self) -> str:
+        return f"numpy {self.node} -> {self.result}  ({self.reason})"
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A value of the running program: a buffer, a constant, or a host value made by a HostStep.
+    `scalar`: hand it back as a NumPy scalar (`array[()]`), as NumPy's reductions to one value do."""
+
+    name: str
+    scalar: bool = False
+
+
+@dataclass
+class Program:
+    """Everything one compiled graph does: `steps` (Kernel or HostStep) in order; `output` is the
+    graph's output structure with Refs in place of values; `placeholders` name the input buffers."""
+
+    buffers: dict[str, Buffer]
+    steps: list[Kernel | HostStep]
+    placeholders: list[str]
+    output: Any
+    fallbacks: list[tuple[str, str]] = field(default_factory=list)  # (node, reason)
+    constants: dict[str, Any] = field(default_factory=dict)  # host values known before the run
+
+    @property
+    def kernels(self) -> list[Kernel]:
+        return [s for s in self.steps if isinstance(s, Kernel)]
+
+    def describe(self) -> str:
+        lines = ["buffers:"] + [f"    {b!r}" for b in self.buffers.values()]
+        for step in self.steps:
+            lines.append(step.describe())
+        lines.append(f"output: {self.output}")
+        return "\n".join(lines)

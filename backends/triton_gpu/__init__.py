@@ -1,0 +1,108 @@
+"""The "triton" backend: a graph becomes fused Triton kernels, with NumPy code for what does not lower.
+
+Stages: kernels (kernel IR program) -> triton_src (one module) -> launcher; each logged to
+`dynamo.output_code` at DEBUG. Runs on a CUDA GPU, or on the CPU under TRITON_INTERPRET=1.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...fx_ir import GraphModule, fingerprint
+from ..kernel_ir import Program, lower_graph
+from ..registry import register_backend
+from .codegen import KernelSource, KernelWriter, TileConfig
+from .device import Device, TritonUnavailable, select_device
+from .emitters import PRELUDE, SUPPORTED_OPS
+from .launcher import Launcher, load_module, module_source
+
+log = logging.getLogger("dynamo.output_code")
+
+__all__ = ["CompiledGraph", "TritonBackend", "TritonUnavailable", "triton_backend"]
+
+
+class CompiledGraph:
+    """What the backend returns: call it like the graph. `fallback_nodes` lists (node, reason) for
+    every node that runs as NumPy code; `program`, `source` and `kernel_count` show what was made."""
+
+    def __init__(self, program: Program, source: str, launcher: Launcher, seconds: float) -> None:
+        self.program = program
+        self.source = source
+        self.launcher = launcher
+        self.compile_seconds = seconds
+
+    def __call__(self, *args: Any) -> Any:
+        return self.launcher(*args)
+
+    @property
+    def fallback_nodes(self) -> list[tuple[str, str]]:
+        return list(self.program.fallbacks)
+
+    @property
+    def kernel_count(self) -> int:
+        return len(self.program.kernels)
+
+
+class TritonBackend:
+    """`backend(graph_module, example_inputs) -> CompiledGraph`, cached by graph fingerprint.
+
+    >>> compiled = TritonBackend()(gm, [x])     # compiled.source: the Triton module; .fallback_nodes
+    """
+
+    def __init__(self, config: TileConfig | None = None) -> None:
+        self.config = config
+        self._cache: dict[str, tuple[Program, dict[str, KernelSource], str]] = {}
+
+    def __call__(self, graph_module: GraphModule, example_inputs: list[Any]) -> CompiledGraph:
+        start = time.perf_counter()
+        device = select_device()
+        key = self.cache_key(graph_module, example_inputs, device)
+        cached = self._cache.get(key)
+        if cached is None:
+            program = self.kernels(graph_module, example_inputs)
+            kernels, src = self.triton_src(program, device)
+            self._cache[key] = (program, kernels, src)
+        else:
+            program, kernels, src = cached
+            log.debug("[kernels] cache hit %s", key[:16])
+        launcher = self.launcher(program, kernels, src, device)
+        return CompiledGraph(program, src, launcher, time.perf_counter() - start)
+
+    def cache_key(self, gm: GraphModule, example_inputs: list[Any], device: Device) -> str:
+        layout = [(a.shape, a.dtype.str) if isinstance(a, np.ndarray) else type(a).__name__ for a in example_inputs]
+        return f"{fingerprint(gm)}:{layout}:{device.name}:{self.tile_config(device)}"
+
+    def tile_config(self, device: Device) -> TileConfig:
+        if self.config is not None:
+            return self.config
+        # the interpreter runs each program as NumPy calls: few, big programs are fastest there
+        return TileConfig(max_tile=1 << 16) if device.interpreted else TileConfig(max_tile=4096)
+
+    # -- the three stages ---------------------------------------------------------------------------
+
+    def kernels(self, gm: GraphModule, example_inputs: list[Any]) -> Program:
+        program = lower_graph(gm, example_inputs, SUPPORTED_OPS)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("[kernels]\n%s", program.describe())
+        for node, reason in program.fallbacks:
+            log.info("triton backend: %s runs as NumPy code: %s", node, reason)
+        return program
+
+    def triton_src(self, program: Program, device: Device) -> tuple[dict[str, KernelSource], str]:
+        config = self.tile_config(device)
+        kernels = {k.name: KernelWriter(k, program.buffers, config).write() for k in program.kernels}
+        src = module_source(list(kernels.values()), device.interpreted, PRELUDE)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("[triton_src]\n%s", src)
+        return kernels, src
+
+    def launcher(self, program: Program, kernels: dict[str, KernelSource], src: str, device: Device) -> Launcher:
+        module = load_module(src)
+        return Launcher(program, kernels, module, device)
+
+
+triton_backend: Callable[..., Any] = register_backend(TritonBackend(), name="triton")

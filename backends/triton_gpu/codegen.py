@@ -1,0 +1,300 @@
+"""Kernel IR kernels as readable Triton source: one @triton.jit function per kernel.
+
+Every value is a tile over the kernel's axes (size 1 where it does not vary); reductions keep dims.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy
+
+from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, walk
+from .emitters import EMITTERS, IndexPrinter, tl_dtype
+
+
+@dataclass
+class TileConfig:
+    """How big a tile one program may hold (elements); the interpreter likes few, big programs."""
+
+    max_tile: int = 4096
+
+
+@dataclass
+class KernelSource:
+    name: str
+    src: str
+    buffers: list[str]                      # pointer arguments, in order
+    strides: list[tuple[str, int]]          # then one stride argument per (buffer, dim)
+    grid: int
+    blocks: list[int] = field(default_factory=list)
+
+
+def next_pow2(n: int) -> int:
+    return 1 << max(int(n) - 1, 0).bit_length()
+
+
+def floor_pow2(n: int) -> int:
+    return 1 << (max(int(n), 1).bit_length() - 1)
+
+
+_IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+
+
+def _literal(value: object, dtype: np.dtype) -> str:
+    if dtype.kind == "b":
+        return "True" if value else "False"
+    if dtype.kind == "f":
+        v = float(value)  # type: ignore[arg-type]
+        if math.isnan(v):
+            return "float('nan')"
+        if math.isinf(v):
+            return "float('inf')" if v > 0 else "float('-inf')"
+        return repr(v)
+    return str(int(value))  # type: ignore[call-overload]
+
+
+class KernelWriter:
+    def __init__(self, kernel: Kernel, buffers: dict[str, Buffer], config: TileConfig) -> None:
+        self.k = kernel
+        self.buffers = buffers
+        self.config = config
+        self.rank = len(kernel.axes)
+        self.lines: list[str] = []
+        self.names: dict[int, str] = {}
+        self.by_text: dict[str, str] = {}
+        self.print_index = IndexPrinter(lambda v: f"a{kernel.var_axis[v]}")
+        self.dot_axes: set[int] = set()
+        for r in kernel.reductions():
+            dot = self.dot_operands(r)
+            if dot is not None:
+                self.dot_axes |= {dot[2], dot[3], kernel.var_axis[r.var]}
+        self.blocks = self.choose_blocks()
+        self.counts = [1 if a.role == "full" else -(-a.extent // b) for a, b in zip(kernel.axes, self.blocks)]
+        self.masked = [self.counts[i] * b != a.extent for i, (a, b) in enumerate(zip(kernel.axes, self.blocks))]
+
+    # -- tiles --------------------------------------------------------------------------------------
+
+    def choose_blocks(self) -> list[int]:
+        axes = self.k.axes
+        blocks = [0] * len(axes)
+        for i, a in enumerate(axes):
+            if a.role == "full":
+                blocks[i] = max(next_pow2(a.extent), 16 if i in self.dot_axes else 1)
+        remaining = max(1, self.config.max_tile // math.prod(b for b in blocks if b))
+        for i in reversed(range(len(axes))):
+            if axes[i].role != "grid":
+                continue
+            b = min(next_pow2(axes[i].extent), floor_pow2(remaining))
+            if i in self.dot_axes:
+                b = max(b, 16)
+            blocks[i] = max(b, 1)
+            remaining = max(1, remaining // blocks[i])
+        return blocks
+
+    def shape(self, axes: set[int]) -> list[int]:
+        return [self.blocks[i] if i in axes else 1 for i in range(self.rank)]
+
+    def mask(self, axes: set[int]) -> str | None:
+        parts = [f"m{i}" for i in sorted(axes) if self.masked[i]]
+        return " & ".join(parts) if parts else None
+
+    # -- expressions --------------------------------------------------------------------------------
+
+    def emit(self, text: str, hint: str = "t") -> str:
+        found = self.by_text.get(text)
+        if found is not None:
+            return found
+        name = f"{hint}{len(self.by_text)}"
+        self.lines.append(f"    {name} = {text}")
+        self.by_text[text] = name
+        return name
+
+    def value(self, e: Expr) -> str:
+        if id(e) in self.names:
+            return self.names[id(e)]
+        if isinstance(e, Const):
+            out = self.emit(f"tl.full({self.shape(set())}, {_literal(e.value, e.dtype)}, {tl_dtype(e.dtype)})")
+        elif isinstance(e, Load):
+            out = self.emit(self.load(e))
+        elif isinstance(e, IndexValue):
+            out = self.index_value(e)
+        elif isinstance(e, Op):
+            out = self.emit(self.op(e))
+        elif isinstance(e, Reduce):
+            out = self.emit(self.reduce(e))
+        else:
+            raise NotImplementedError(type(e).__name__)
+        self.names[id(e)] = out
+        return out
+
+    def operand(self, e: Expr, siblings: tuple[Expr, ...]) -> str:
+        """Constants print as literals when a tensor sibling of the same dtype types them."""
+        if isinstance(e, Const) and any(not isinstance(s, Const) and s.dtype == e.dtype for s in siblings):
+            return _literal(e.value, e.dtype)
+        return self.value(e)
+
+    def load(self, e: Load) -> str:
+        buf = self.buffers[e.buffer]
+        axes = self.k.axes_of(e.index)
+        mask = self.mask(axes)
+        masked = f", mask={mask}, other=0" if mask else ""
+        text = f"tl.load({e.buffer}_ptr + {self.print_index(e.index)}{masked})"
+        return f"({text} != 0)" if buf.dtype.kind == "b" else text
+
+    def index_value(self, e: IndexValue) -> str:
+        text = self.print_index(e.expr)
+        if e.dtype.kind == "b":
+            if e.expr in (sympy.true, sympy.false):
+                return self.emit(f"tl.full({self.shape(set())}, {text}, tl.int1)")
+            return self.emit(text, "c")
+        if not e.free:
+            return self.emit(f"tl.full({self.shape(set())}, {text}, {tl_dtype(e.dtype)})")
+        return self.emit(f"({text}).to({tl_dtype(e.dtype)})")
+
+    def op(self, e: Op) -> str:
+        args = [self.operand(a, e.args) for a in e.args]
+        dtypes = [a.dtype for a in e.args]
+        if e.dtype.kind == "b" and e.name in ("add", "multiply"):
+            return f"({args[0]} {'|' if e.name == 'add' else '&'} {args[1]})"
+        return EMITTERS[e.name](args, dtypes, e.dtype)
+
+    # -- reductions ---------------------------------------------------------------------------------
+
+    def dot_operands(self, r: Reduce) -> tuple[Expr, Expr, int, int] | None:
+        """A sum of products a[i, k] * b[k, j] over k: a tl.dot (i, j: the axes of a and b)."""
+        body = r.body
+        if r.kind != "sum" or not isinstance(body, Op) or body.name != "multiply" or body.dtype.kind != "f":
+            return None
+        if body.dtype.itemsize < 4:
+            return None
+        k = self.k.var_axis[r.var]
+        a, b = body.args
+        ia, ib = self.k.axes_of(a), self.k.axes_of(b)
+        if k not in ia or k not in ib or len(ia) != 2 or len(ib) != 2:
+            return None
+        (i,), (j,) = ia - {k}, ib - {k}
+        if i == j:
+            return None
+        return a, b, i, j
+
+    def reduce(self, r: Reduce) -> str:
+        axis = self.k.var_axis[r.var]
+        dot = self.dot_operands(r)
+        if dot is not None:
+            return self.dot(r, *dot)
+        body = self.value(r.body)
+        body_axes = self.k.axes_of(r.body)
+        if axis not in body_axes:
+            body = self.emit(f"tl.broadcast_to({body}, {self.shape(body_axes | {axis})})")
+        if self.masked[axis]:
+            body = self.emit(f"tl.where(m{axis}, {body}, {self.identity(r)})")
+        kw = f"axis={axis}, keep_dims=True"
+        if r.kind == "sum":
+            return f"tl.sum({body}, {kw})"
+        if r.kind == "prod":
+            return f"tl.reduce({body}, {axis}, _prod, keep_dims=True)"
+        if r.kind in ("max", "min"):
+            return f"tl.{r.kind}({body}, {kw})"
+        if r.kind in ("argmax", "argmin"):
+            return f"tl.{r.kind}({body}, {kw}, tie_break_left=True).to(tl.int64)"
+        fn = "max" if r.kind == "any" else "min"
+        return f"(tl.{fn}({body}.to(tl.int8), {kw}) != 0)"
+
+    def identity(self, r: Reduce) -> str:
+        dtype = r.body.dtype
+        if r.kind in _IDENTITY:
+            return _literal(_IDENTITY[r.kind], dtype)
+        low = r.kind in ("max", "argmax")
+        if dtype.kind == "f":
+            return "float('-inf')" if low else "float('inf')"
+        if dtype.kind == "b":
+            return "False" if low else "True"
+        info = np.iinfo(dtype)
+        return str(info.min if low else info.max)
+
+    def dot(self, r: Reduce, a: Expr, b: Expr, i: int, j: int) -> str:
+        k = self.k.var_axis[r.var]
+        bi, bj, bk = self.blocks[i], self.blocks[j], self.blocks[k]
+        ta, tb = self.value(a), self.value(b)
+        if self.masked[k]:
+            ta = self.emit(f"tl.where(m{k}, {ta}, 0)")
+        ta = self.emit(f"tl.reshape({ta}, [{bi}, {bk}])" if i < k else f"tl.trans(tl.reshape({ta}, [{bk}, {bi}]))")
+        tb = self.emit(f"tl.reshape({tb}, [{bk}, {bj}])" if k < j else f"tl.trans(tl.reshape({tb}, [{bj}, {bk}]))")
+        out = tl_dtype(r.dtype)
+        product = self.emit(f"tl.dot({ta}, {tb}, input_precision='ieee', out_dtype={out})")
+        if i > j:
+            product = self.emit(f"tl.trans({product})")
+        return f"tl.reshape({product}, {self.shape({i, j})})"
+
+    # -- the function -------------------------------------------------------------------------------
+
+    def write(self) -> KernelSource:
+        k = self.k
+        for store in k.stores:
+            self.value_for_store(store)
+        body = self.lines
+        buffers = list(dict.fromkeys([*k.reads(), *k.writes()]))
+        strides: list[tuple[str, int]] = []
+        for name in buffers:
+            buf = self.buffers[name]
+            if buf.runtime_strides:
+                used = set().union(*(s.index.free_symbols for s in k.stores)) | self.used_symbols()
+                strides += [(name, d) for d, s in enumerate(buf.strides) if s in used]
+        params = [f"{b}_ptr" for b in buffers] + [f"s_{b}_{d}" for b, d in strides]
+        head = [f"@triton.jit", f"def {k.name}({', '.join(params)}):"]
+        head += [f"    # {line}" for line in k.describe().splitlines()[:1]]
+        head.append("    pid = tl.program_id(0)")
+        head += self.axis_lines()
+        src = "\n".join(head + body + self.store_lines()) + "\n"
+        return KernelSource(k.name, src, buffers, strides, math.prod(self.counts), self.blocks)
+
+    def used_symbols(self) -> set[sympy.Symbol]:
+        found: set[sympy.Symbol] = set()
+        for e in walk(s.value for s in self.k.stores):
+            if isinstance(e, Load):
+                found |= e.index.free_symbols
+        return found
+
+    def value_for_store(self, store: object) -> None:
+        self.value(store.value)  # type: ignore[attr-defined]
+
+    def axis_lines(self) -> list[str]:
+        lines = []
+        grid = [i for i, a in enumerate(self.k.axes) if a.role == "grid"]
+        for i, axis in enumerate(self.k.axes):
+            sel = ", ".join(":" if d == i else "None" for d in range(self.rank))
+            arange = f"tl.arange(0, {self.blocks[i]})" + (f"[{sel}]" if self.rank > 1 else "")
+            vars_ = " ".join(str(v) for v in axis.vars)
+            if axis.role == "grid":
+                later = math.prod(self.counts[g] for g in grid if g > i)
+                pid = "pid" if later == 1 else f"(pid // {later})"
+                if grid[0] != i:
+                    pid = f"({pid} % {self.counts[i]})"
+                start = f"{pid} * {self.blocks[i]} + " if self.counts[i] > 1 else ""
+                lines.append(f"    a{i} = {start}{arange}  # {vars_} < {axis.extent}, {self.counts[i]} blocks")
+            else:
+                lines.append(f"    a{i} = {arange}  # {vars_} < {axis.extent}")
+            if self.masked[i]:
+                lines.append(f"    m{i} = a{i} < {axis.extent}")
+        return lines
+
+    def store_lines(self) -> list[str]:
+        lines = []
+        for s in self.k.stores:
+            value = self.names[id(s.value)] if id(s.value) in self.names else self.value(s.value)
+            axes = self.k.axes_of(s.index)
+            conds = [c for c in (self.mask(axes), None if s.mask == sympy.true else self.print_index(s.mask)) if c]
+            if s.buffer.dtype.kind == "b":
+                value = f"{value}.to(tl.int8)"
+            elif s.value.dtype != s.buffer.dtype:
+                value = f"{value}.to({tl_dtype(s.buffer.dtype)})"
+            mask = f", mask={' & '.join(conds)}" if conds else ""
+            index = self.print_index(s.index) if s.index != 0 else "0"
+            spread = self.k.axes_of(s.value) - axes
+            if spread or (not axes and self.rank and not isinstance(s.value, Const)):
+                # the value is a tile where the address is not: give the address the value's shape
+                index = f"{index} + tl.zeros({self.shape(axes | self.k.axes_of(s.value))}, tl.int32)"
+            lines.append(f"    tl.store({s.buffer.name}_ptr + {index}, {value}{mask})")
+        return lines

@@ -1,0 +1,229 @@
+"""The Triton emitter table: kernel IR op -> Triton source, and sympy index expressions -> Triton.
+
+Its keys are the ops the lowering may put in kernels; any other op makes its node run as NumPy code.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import sympy
+
+from ..kernel_ir.exprs import is_index_var
+
+TL_DTYPES = {
+    "b": "tl.int1", "i1": "tl.int8", "i2": "tl.int16", "i4": "tl.int32", "i8": "tl.int64",
+    "u1": "tl.uint8", "u2": "tl.uint16", "u4": "tl.uint32", "u8": "tl.uint64",
+    "f2": "tl.float16", "f4": "tl.float32", "f8": "tl.float64",
+}
+
+
+def tl_dtype(dtype: np.dtype) -> str:
+    dtype = np.dtype(dtype)
+    return TL_DTYPES["b" if dtype.kind == "b" else f"{dtype.kind}{dtype.itemsize}"]
+
+
+# An emitter takes the argument sources, the argument dtypes and the result dtype.
+Emitter = Callable[[Sequence[str], Sequence[np.dtype], np.dtype], str]
+
+
+def _fmt(template: str) -> Emitter:
+    return lambda a, dt, out: template.format(*a)
+
+
+def _lib(name: str) -> Emitter:
+    return lambda a, dt, out: f"libdevice.{name}({', '.join(a)})"
+
+
+def _maximum(fn: str) -> Emitter:
+    def emit(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+        if out.kind == "f":
+            return f"tl.{fn}({a[0]}, {a[1]}, propagate_nan=tl.PropagateNan.ALL)"
+        if out.kind == "b":
+            return f"({a[0]} {'|' if fn == 'maximum' else '&'} {a[1]})"
+        return f"tl.{fn}({a[0]}, {a[1]})"
+    return emit
+
+
+def _floor_divide(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    if out.kind == "f":
+        return f"tl.floor({a[0]} / {a[1]})"
+    return f"_floor_div({a[0]}, {a[1]})"
+
+
+def _remainder(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    return f"_py_mod({a[0]}, {a[1]})"
+
+
+def _cast(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    if out.kind == "b":
+        return f"({a[0]} != 0)"
+    return f"{a[0]}.to({tl_dtype(out)})"
+
+
+def _sign(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    x = a[0]
+    if out.kind == "u":
+        return f"({x} != 0).to({tl_dtype(out)})"
+    return f"tl.where({x} > 0, 1, tl.where({x} < 0, -1, {x})).to({tl_dtype(out)})"
+
+
+def _float_only(emit: Emitter, fallback: Emitter) -> Emitter:
+    return lambda a, dt, out: emit(a, dt, out) if dt[0].kind == "f" else fallback(a, dt, out)
+
+
+def _reciprocal(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    return f"(1.0 / {a[0]})" if out.kind == "f" else f"(1 // {a[0]})"
+
+
+EMITTERS: dict[str, Emitter] = {
+    "add": _fmt("({0} + {1})"),
+    "subtract": _fmt("({0} - {1})"),
+    "multiply": _fmt("({0} * {1})"),
+    "divide": _fmt("({0} / {1})"),
+    "floor_divide": _floor_divide,
+    "remainder": _remainder,
+    "power": _lib("pow"),
+    "negative": _fmt("(-{0})"),
+    "positive": _fmt("{0}"),
+    "absolute": lambda a, dt, out: a[0] if out.kind in "bu" else f"tl.abs({a[0]})",
+    "sign": _sign,
+    "square": _fmt("({0} * {0})"),
+    "reciprocal": _reciprocal,
+    "sqrt": lambda a, dt, out: f"tl.sqrt_rn({a[0]})" if out == np.float32 else f"tl.sqrt({a[0]})",
+    "cbrt": _lib("cbrt"),
+    "exp": _fmt("tl.exp({0})"),
+    "exp2": _fmt("tl.exp2({0})"),
+    "expm1": _lib("expm1"),
+    "log": _fmt("tl.log({0})"),
+    "log2": _fmt("tl.log2({0})"),
+    "log10": _lib("log10"),
+    "log1p": _lib("log1p"),
+    "sin": _fmt("tl.sin({0})"),
+    "cos": _fmt("tl.cos({0})"),
+    "tan": _lib("tan"),
+    "arcsin": _lib("asin"),
+    "arccos": _lib("acos"),
+    "arctan": _lib("atan"),
+    "sinh": _lib("sinh"),
+    "cosh": _lib("cosh"),
+    "tanh": _lib("tanh"),
+    "arcsinh": _lib("asinh"),
+    "arccosh": _lib("acosh"),
+    "arctanh": _lib("atanh"),
+    "arctan2": _lib("atan2"),
+    "hypot": _lib("hypot"),
+    "copysign": _lib("copysign"),
+    "floor": _fmt("tl.floor({0})"),
+    "ceil": _fmt("tl.ceil({0})"),
+    "trunc": _lib("trunc"),
+    "rint": _lib("rint"),
+    "maximum": _maximum("maximum"),
+    "minimum": _maximum("minimum"),
+    "less": _fmt("({0} < {1})"),
+    "less_equal": _fmt("({0} <= {1})"),
+    "greater": _fmt("({0} > {1})"),
+    "greater_equal": _fmt("({0} >= {1})"),
+    "equal": _fmt("({0} == {1})"),
+    "not_equal": _fmt("({0} != {1})"),
+    "logical_and": _fmt("({0} & {1})"),
+    "logical_or": _fmt("({0} | {1})"),
+    "logical_xor": _fmt("({0} ^ {1})"),
+    "logical_not": _fmt("({0} == 0)"),
+    "bitwise_and": _fmt("({0} & {1})"),
+    "bitwise_or": _fmt("({0} | {1})"),
+    "bitwise_xor": _fmt("({0} ^ {1})"),
+    "invert": lambda a, dt, out: f"({a[0]} == 0)" if out.kind == "b" else f"(~{a[0]})",
+    "left_shift": _fmt("({0} << {1})"),
+    "right_shift": _fmt("({0} >> {1})"),
+    "isnan": _float_only(_fmt("({0} != {0})"), _fmt("({0} != {0})")),
+    "isinf": _float_only(_fmt("(tl.abs({0}) == float('inf'))"), _fmt("({0} != {0})")),
+    "isfinite": _float_only(_fmt("(tl.abs({0}) < float('inf'))"), _fmt("({0} == {0})")),
+    "where": _fmt("tl.where({0}, {1}, {2})"),
+    "cast": _cast,
+}
+
+SUPPORTED_OPS = frozenset(EMITTERS)
+
+# Helpers the emitted code may call: NumPy's floor division and remainder for integers (Triton's
+# // and % truncate toward zero, like C).
+PRELUDE = '''
+@triton.jit
+def _floor_div(a, b):
+    q = a // b
+    return tl.where(((a % b) != 0) & ((a < 0) != (b < 0)), q - 1, q)
+
+
+@triton.jit
+def _py_mod(a, b):
+    r = a % b
+    return tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+
+
+@triton.jit
+def _prod(a, b):
+    return a * b
+'''
+
+
+# ---------------------------------------------------------------- index expressions
+
+class IndexPrinter:
+    """sympy index expressions as Triton source: index variables become their tile axes' names."""
+
+    def __init__(self, axis_name: Callable[[sympy.Symbol], str]) -> None:
+        self.axis_name = axis_name
+
+    def __call__(self, expr: sympy.Basic) -> str:
+        return self.go(expr)
+
+    def go(self, e: sympy.Basic) -> str:
+        if e is sympy.true or e == sympy.true:
+            return "True"
+        if e is sympy.false or e == sympy.false:
+            return "False"
+        if isinstance(e, sympy.Symbol):
+            return self.axis_name(e) if is_index_var(e) else e.name
+        if isinstance(e, sympy.Integer):
+            return str(int(e))
+        if isinstance(e, sympy.Add):
+            terms = sorted(e.args, key=lambda t: (t.is_number, sympy.default_sort_key(t)))
+            out = self.go(terms[0])
+            for t in terms[1:]:
+                coeff, rest = t.as_coeff_Mul()
+                if coeff < 0:
+                    out += f" - {self.go(-t)}"
+                else:
+                    out += f" + {self.go(t)}"
+            return f"({out})"
+        if isinstance(e, sympy.Mul):
+            coeff, rest = e.as_coeff_Mul()
+            if coeff == -1:
+                return f"(-{self.go(rest)})"
+            factors = [self.go(f) for f in sympy.Mul.make_args(e)]
+            return "*".join(factors)
+        if isinstance(e, sympy.Pow) and e.exp.is_Integer and e.exp > 0:
+            return "*".join([self.go(e.base)] * int(e.exp))
+        if isinstance(e, sympy.Mod):
+            return f"({self.go(e.args[0])} % {self.go(e.args[1])})"
+        if isinstance(e, sympy.floor):
+            num, den = sympy.fraction(sympy.together(e.args[0]))
+            return f"({self.go(num)} // {self.go(den)})"
+        if isinstance(e, (sympy.Min, sympy.Max)):
+            fn = "tl.minimum" if isinstance(e, sympy.Min) else "tl.maximum"
+            args = [self.go(a) for a in e.args]
+            out = args[0]
+            for a in args[1:]:
+                out = f"{fn}({out}, {a})"
+            return out
+        if isinstance(e, sympy.And):
+            return " & ".join(f"({self.go(a)})" if isinstance(a, (sympy.And, sympy.Or)) else self.go(a)
+                              for a in e.args)
+        if isinstance(e, sympy.Or):
+            return "(" + " | ".join(self.go(a) for a in e.args) + ")"
+        if isinstance(e, sympy.Not):
+            return f"({self.go(e.args[0])} == 0)"
+        if isinstance(e, sympy.core.relational.Relational):
+            ops = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+            return f"({self.go(e.lhs)} {ops[e.rel_op]} {self.go(e.rhs)})"
+        raise NotImplementedError(f"index expression {e} ({type(e).__name__})")
