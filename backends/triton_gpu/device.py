@@ -33,6 +33,7 @@ def select_device() -> Device:
             "backend='triton' needs the triton package, which is not installed: "
             "pip install 'dynamo-numpy[triton]' (or use backend='numpy')")
     if interpreter_requested():
+        _check_interpreter_ready()
         return InterpreterDevice()
     problem = _gpu_problem()
     if problem is None:
@@ -40,6 +41,18 @@ def select_device() -> Device:
     raise TritonUnavailable(
         f"backend='triton' needs a CUDA GPU ({problem}); to run the same kernels on the CPU with "
         "Triton's interpreter, set TRITON_INTERPRET=1 before the first compile (or use backend='numpy')")
+
+
+def _check_interpreter_ready() -> None:
+    """Triton decides at import whether its own library kernels (the combine functions of tl.argmax, ...)
+    are interpreted: an import before TRITON_INTERPRET=1 was set leaves them compiled-only."""
+    from triton.language import standard
+    from triton.runtime.interpreter import InterpretedFunction
+    probe = getattr(standard, "_argmax_combine_tie_break_left", None)
+    if probe is not None and not isinstance(probe, InterpretedFunction):
+        raise TritonUnavailable(
+            "TRITON_INTERPRET=1 was set after triton had been imported, so Triton's own library kernels "
+            "cannot run in the interpreter: set TRITON_INTERPRET=1 before anything imports triton")
 
 
 def _gpu_problem() -> str | None:
