@@ -128,15 +128,16 @@ class Lowerer:
 
     # -- reductions --------------------------------------------------------------------------------
 
-    def reduce(self, kind: str, extent: int, body_fn: Callable[[sympy.Symbol], Expr], dtype: Any) -> Expr:
-        """A Reduce whose bound variable is named after its body, so equal reductions are one node."""
+    def reduce(self, kind: str, extent: int, body_fn: Callable[[sympy.Symbol], Expr], dtype: Any,
+               origin: str) -> Expr:
+        """A Reduce whose bound variable is named after its body, so equal reductions are one node.
+        `origin`: the graph node whose lowering made it (stored on its own if it must be)."""
         dummy = index_var(f"d{self._depth}")
         self._depth += 1
         try:
             body = body_fn(dummy)
         finally:
             self._depth -= 1
-        origin = self.current.name if self.current is not None else ""
         key = (kind, extent, body, np.dtype(dtype).str, origin)
         var = self._reduce_vars.get(key)
         if var is None:
@@ -368,13 +369,21 @@ class Lowerer:
         value = self.env.get(root)
         if not isinstance(value, TensorValue) or "view_of" in value.notes:
             raise Unsupported("the mutated array is (or may be) a view")
+        # a view taken before this write and read after it must see the write: NumPy code must run it
+        here = self.position[self.current] if self.current is not None else len(self.position)
         family = [root] + [n for n, r in self.root.items() if r is root]
-        for member in family:
-            for user in member.users:
-                if user in self.root or user is self.current:
-                    continue
-                if is_alias_node(user) and not _is_mutation(user):
-                    raise Unsupported(f"{user.name} may be a view of the mutated array")
+        stack = [u for member in family for u in member.users]
+        seen: set[Node] = set()
+        while stack:
+            user = stack.pop()
+            if user in seen or user in self.root or user is self.current or _is_mutation(user):
+                continue
+            seen.add(user)
+            if self.position.get(user, here) > here or not is_alias_node(user):
+                continue
+            if any(self.position.get(u, here + 1) > here for u in user.users):
+                raise Unsupported(f"{user.name}, a view of the mutated array, is read after the write")
+            stack.extend(user.users)
         if root.op != "placeholder" and value.buffer is not None and value.buffer.kind == "input":
             raise Unsupported("the mutated array is a graph input under another name")
         if root.op == "get_attr":

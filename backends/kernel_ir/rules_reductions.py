@@ -44,6 +44,7 @@ def reduce_value(L: Lowerer, x: TensorValue, axes: tuple[int, ...], keepdims: bo
     """`kind` of body(x) over `axes`. Nested reductions (one per axis) for the associative kinds; one
     reduction over the flattened axes for argmin/argmax, whose result is a flat position."""
     kept = [d for d in range(x.ndim) if d not in axes]
+    origin = L.current.name if L.current is not None else ""
     out_shape = shape if shape is not None else tuple(1 if (d in axes) else x.shape[d] for d in range(x.ndim)) \
         if keepdims else tuple(x.shape[d] for d in kept)
     apply = body or (lambda e: e)
@@ -61,7 +62,7 @@ def reduce_value(L: Lowerer, x: TensorValue, axes: tuple[int, ...], keepdims: bo
                 for d, n, stride in zip(axes, sizes, _c_strides(sizes)):
                     source[d] = sympy.Mod(sympy.floor(rest / stride), n) if stride != 1 else sympy.Mod(rest, n)
                 return apply(x.at(tuple(source)))
-            return L.reduce(kind, max(math.prod(sizes), 1), flat_body, dtype)
+            return L.reduce(kind, max(math.prod(sizes), 1), flat_body, dtype, origin)
 
         def nest(k: int) -> Expr:
             if k == len(axes):
@@ -71,7 +72,7 @@ def reduce_value(L: Lowerer, x: TensorValue, axes: tuple[int, ...], keepdims: bo
             def inner(r: sympy.Symbol) -> Expr:
                 source[d] = r
                 return nest(k + 1)
-            return L.reduce(kind, x.shape[d], inner, dtype)
+            return L.reduce(kind, x.shape[d], inner, dtype, origin)
         return nest(0)
     return TensorValue(tuple(out_shape), np.dtype(dtype), fn)
 
@@ -229,13 +230,14 @@ def lower_matmul(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[str
     full = (*batch, a2.shape[-2], b2.shape[-1])
     A = broadcast_to(a2, (*batch, *a2.shape[-2:]))
     B = broadcast_to(b2, (*batch, *b2.shape[-2:]))
+    origin = node.name
 
     def fn2(index: Sequence[Any]) -> Expr:
         *bi, i, j = index
 
         def body(r: sympy.Symbol) -> Expr:
             return Op("multiply", (cast(A.at((*bi, i, r)), dtype), cast(B.at((*bi, r, j)), dtype)), dtype)
-        return L.reduce("sum", k, body, dtype)
+        return L.reduce("sum", k, body, dtype, origin)
     product = TensorValue(tuple(full), dtype, fn2)
     if a.ndim == 1 and b.ndim == 1:
         return TensorValue((), dtype, lambda i: product.at((0, 0)))
