@@ -273,18 +273,14 @@ class Lowerer:
     def fallback(self, node: Node, reason: str) -> None:
         self.fallbacks.append((node.name, reason))
         log.debug("[kernels] %s runs as NumPy code: %s", node.name, reason)
+        args = map_arg(node.args, self.host_ref)
+        kwargs = map_arg(node.kwargs, self.host_ref)
         mutated = self.mutated_buffers(node)
         if mutated:
             self.realize_readers(mutated, node)
-        args = map_arg(node.args, self.host_ref)
-        kwargs = map_arg(node.kwargs, self.host_ref)
         self.flush()
         meta = node.meta.get("val")
-        result: str | None = None
-        if node.op == "call_method":
-            call: Any = ("method", node.target)
-        else:
-            call = ("function", node.target)
+        call: Any = ("method", node.target) if node.op == "call_method" else ("function", node.target)
         if isinstance(meta, TensorMeta) and meta.dtype.kind in KERNEL_DTYPE_KINDS and meta.is_static:
             buf = self.add_buffer(Buffer(self.fresh_name(node.name), tuple(meta.shape), meta.dtype, "host"))
             result = buf.name
@@ -294,6 +290,21 @@ class Lowerer:
             self.constants.setdefault(result, None)  # reserve the name
             self.env[node] = HostValue(Ref(result))
         self.steps.append(HostStep(node.name, call, args, kwargs, result, reason, tuple(sorted(mutated))))
+        if mutated:
+            self.refresh_views(mutated, node)
+
+    def refresh_views(self, buffers: set[str], at: Node) -> None:
+        """Views lowered before a write into their memory re-read it: lower them again, now that their
+        bases are buffers (NumPy views see writes made through any alias)."""
+        saved = self.current
+        for node in self.graph.nodes:
+            if self.position[node] >= self.position[at]:
+                break
+            value = self.env.get(node)
+            if isinstance(value, TensorValue) and "view_of" in value.notes and self.memory_of(node) & buffers:
+                self.current = node
+                self.env[node] = self.lower_call(node)
+        self.current = saved
 
     def host_ref(self, node: Node) -> Ref:
         """The node's value on the host: its buffer, a host value, or a NumPy view of a buffer."""
