@@ -223,13 +223,13 @@ class NumpyOps:
             if op.kind is registry.OpKind.METADATA:  # np.shape(a), np.ndim(a): no node needed
                 return self.output.size_value(result_meta)
         effects = op.effects(*meta_args, **meta_kwargs)
+        for ref in effects.mutates:  # before the node exists: this may give up
+            self.memory.written(array_bases([_argument(args, kwargs, ref)]))
         graph_args = tuple(graph_argument(a) for a in args)
         graph_kwargs = {k: graph_argument(v) for k, v in kwargs.items()}
         node = self.output.create_node(kind, target, graph_args, graph_kwargs, result_meta)
         if effects.mutates:
             node.meta["impure"] = True
-            for ref in effects.mutates:
-                self.memory.written(array_bases([_argument(args, kwargs, ref)]))
         bases = _result_bases(args, kwargs, effects.view_of)
         return self.wrap_result(node, result_meta, bases)
 
