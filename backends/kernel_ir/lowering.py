@@ -477,3 +477,28 @@ def lower_graph(gm: GraphModule, example_inputs: list[Any], supported_ops: froze
                 raise
             forced |= needs.origins
     raise RuntimeError("lowering did not settle on which nodes to store")
+
+
+def specialize(gm: GraphModule, inputs: list[Any]) -> GraphModule:
+    """A copy of the graph whose metas are inferred again for these inputs (concrete shapes); a node
+    whose rule fails keeps no meta, and then runs as NumPy code."""
+    graph = gm.graph.copy()
+    values = iter(inputs)
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            value = next(values, None)
+            if isinstance(value, (np.ndarray, np.generic)):
+                node.meta["val"] = TensorMeta.from_value(value)
+            continue
+        if node.op not in ("call_function", "call_method"):
+            continue
+        row = registry_row(node)
+        node.meta.pop("val", None)
+        if row is None or any("val" not in n.meta for n in node.all_input_nodes):
+            continue
+        args, kwargs = meta_args(node)
+        try:
+            node.meta["val"] = row.infer(*args, **kwargs)
+        except Exception:
+            continue
+    return GraphModule(gm, graph)

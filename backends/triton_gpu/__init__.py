@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...fx_ir import GraphModule, fingerprint
-from ..kernel_ir import Program, lower_graph
+from ..kernel_ir import Program, lower_graph, specialize
 from ..registry import register_backend
 from .codegen import KernelSource, KernelWriter, TileConfig
 from .device import Device, TritonUnavailable, select_device
@@ -29,14 +29,34 @@ class CompiledGraph:
     """What the backend returns: call it like the graph. `fallback_nodes` lists (node, reason) for
     every node that runs as NumPy code; `program`, `source` and `kernel_count` show what was made."""
 
-    def __init__(self, program: Program, source: str, launcher: Launcher, seconds: float) -> None:
+    def __init__(self, program: Program, source: str, launcher: Launcher, seconds: float,
+                 respecialize: Callable[[list[Any]], CompiledGraph] | None = None) -> None:
         self.program = program
         self.source = source
         self.launcher = launcher
         self.compile_seconds = seconds
+        self.respecialize = respecialize
+        self.signature = [(b.shape, b.dtype) if (b := program.buffers.get(name)) is not None else None
+                          for name in program.placeholders]
+        self._others: dict[Any, CompiledGraph] = {}
 
     def __call__(self, *args: Any) -> Any:
-        return self.launcher(*args)
+        if self.fits(args):
+            return self.launcher(*args)
+        # kernels are specialized to the shapes they were made for: other shapes get their own
+        key = tuple((a.shape, a.dtype.str) if hasattr(a, "shape") else type(a) for a in args)
+        other = self._others.get(key)
+        if other is None:
+            if self.respecialize is None:
+                raise ValueError(f"compiled for inputs {self.signature}, called with {key}")
+            other = self._others[key] = self.respecialize(list(args))
+        return other(*args)
+
+    def fits(self, args: tuple[Any, ...]) -> bool:
+        for arg, sig in zip(args, self.signature):
+            if sig is not None and (getattr(arg, "shape", None) != sig[0] or getattr(arg, "dtype", None) != sig[1]):
+                return False
+        return True
 
     @property
     def fallback_nodes(self) -> list[tuple[str, str]]:
@@ -70,7 +90,8 @@ class TritonBackend:
             program, kernels, src = cached
             log.debug("[kernels] cache hit %s", key[:16])
         launcher = self.launcher(program, kernels, src, device)
-        return CompiledGraph(program, src, launcher, time.perf_counter() - start)
+        return CompiledGraph(program, src, launcher, time.perf_counter() - start,
+                             lambda args: self(specialize(graph_module, args), args))
 
     def cache_key(self, gm: GraphModule, example_inputs: list[Any], device: Device) -> str:
         layout = [(a.shape, a.dtype.str) if isinstance(a, np.ndarray) else type(a).__name__ for a in example_inputs]

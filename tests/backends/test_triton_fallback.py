@@ -139,3 +139,19 @@ def test_non_contiguous_and_bool_inputs_and_outputs():
     for g, e in zip(got, f(mask, x)):
         assert g.dtype == e.dtype
         np.testing.assert_array_equal(g, e)
+
+
+def test_other_input_shapes_get_kernels_of_their_own():
+    backend = TritonBackend()
+    from dynamo.fx_ir import Graph, GraphModule, ShapeProp
+    g = Graph()
+    x = g.placeholder("x")
+    g.output(g.call_method("sum", (g.call_function(np.exp, (x,)),), {"axis": 0}))
+    gm = GraphModule({}, g)
+    small, big = rng.random((3, 4)), rng.random((9, 5))
+    ShapeProp(gm).propagate(small)
+    compiled = backend(gm, [small])
+    np.testing.assert_allclose(compiled(small), np.exp(small).sum(axis=0))
+    np.testing.assert_allclose(compiled(big), np.exp(big).sum(axis=0))
+    np.testing.assert_allclose(compiled(big.astype(np.float32)), np.exp(big.astype(np.float32)).sum(axis=0),
+                               rtol=1e-6)
