@@ -166,9 +166,9 @@ def run_workload(workload, quick: bool, use_peers: bool, budget: float) -> dict:
 
 def format_table(rows: list[dict], bandwidth: dict[str, float], columns: list[str]) -> str:
     head = f"{'workload':36} {'plain':>10}" + "".join(f" {c:>8}" for c in columns)
-    head += f" {'compile':>8} {'1st call':>8} {'graphs':>6} {'bw':>5}"
+    head += f" {'compile':>8} {'graphs':>6} {'bw':>5}"
     unit = (f"{'':36} {'per call':>10}" + "".join(f" {'x plain':>8}" for _ in columns)
-            + f" {'ms':>8} {'+ms':>8} {'':>6} {'%':>5}")
+            + f" {'ms':>8} {'':>6} {'%':>5}")
     lines = [head, unit]
     for row in rows:
         plain = row["seconds"]["plain"]
@@ -180,8 +180,7 @@ def format_table(rows: list[dict], bandwidth: dict[str, float], columns: list[st
         fraction = ""
         if row["traffic_bytes"]:
             fraction = f"{100 * row['traffic_bytes'] / row['seconds']['numpy'] / bandwidth['one_thread']:.0f}"
-        first = (row["first_call_s"]["numpy"] - row["seconds"]["numpy"]) * 1e3
-        text += f" {row['compile_ms']:8.1f} {first:8.1f} {row['graphs']:>6} {fraction:>5}"
+        text += f" {row['compile_ms']:8.1f} {row['graphs']:>6} {fraction:>5}"
         lines.append(text)
     return "\n".join(lines)
 
@@ -223,9 +222,9 @@ def main() -> None:
     wrong = [(r["workload"], name) for r in rows for name, ok in r["ok"].items() if not ok]
     print("\nx plain: plain NumPy time / backend time, the median of per-round ratios (higher is faster); '!' marks a result that differs from "
           "plain NumPy (exactly for dynamo backends, beyond float tolerance for peers).\n"
-          "compile: the numpy backend's compile time per graph (plan, source, callable); 1st call: what the "
-          "first call costs over a later one (tracing, guards, compiling);\nbw: the share of one-thread copy "
-          "bandwidth the numpy backend reaches, counting only the bytes a perfect implementation must move.")
+          "compile: the numpy backend's compile time per graph (plan, source, callable; the JSON also has each "
+          "first call's time);\nbw: the share of one-thread copy bandwidth the numpy backend reaches, counting "
+          "only the bytes a perfect implementation must move.")
     for workload, note in notes:
         print(f"note: {workload}: {note}")
     for workload, name in wrong:
