@@ -187,21 +187,23 @@ class IndexPrinter:
         if isinstance(e, sympy.Integer):
             return str(int(e))
         if isinstance(e, sympy.Add):
-            terms = sorted(e.args, key=lambda t: (t.is_number, sympy.default_sort_key(t)))
-            out = self.go(terms[0])
-            for t in terms[1:]:
-                coeff, rest = t.as_coeff_Mul()
-                if coeff < 0:
-                    out += f" - {self.go(-t)}"
-                else:
-                    out += f" + {self.go(t)}"
+            # terms ordered by their printed form, so that equal offsets print (and are CSE'd) alike
+            # whichever index variables of one axis they came from
+            signed = []
+            for t in e.args:
+                negative = t.as_coeff_Mul()[0] < 0
+                signed.append((t.is_number, self.go(-t if negative else t), negative))
+            signed.sort(key=lambda s: (s[0], s[1]))
+            out = ("-" if signed[0][2] else "") + signed[0][1]
+            for _, text, negative in signed[1:]:
+                out += f" - {text}" if negative else f" + {text}"
             return f"({out})"
         if isinstance(e, sympy.Mul):
             coeff, rest = e.as_coeff_Mul()
             if coeff == -1:
                 return f"(-{self.go(rest)})"
-            factors = [self.go(f) for f in sympy.Mul.make_args(e)]
-            return "*".join(factors)
+            factors = sorted(self.go(f) for f in sympy.Mul.make_args(e))
+            return "*".join(sorted(factors, key=lambda f: not f.lstrip("-").isdigit()))
         if isinstance(e, sympy.Pow) and e.exp.is_Integer and e.exp > 0:
             return "*".join([self.go(e.base)] * int(e.exp))
         if isinstance(e, sympy.Mod):
