@@ -82,7 +82,13 @@ class NumpyFunctionVariable(VariableTracker):
             method = getattr(self.fn, name)
             if registry.lookup_function(method) is not None:
                 return NumpyFunctionVariable(method, f"{self.qualname}.{name}")
+        if callable(getattr(self.fn, name, None)):  # decided (and given up) at the call
+            return LazyAttributeVariable(self, name)
         unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"{self.qualname}.{name} is not supported while tracing")
+
+    def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        unsupported(Category.UNSUPPORTED_CALL, f"{self.qualname}.{name}() is not a NumPy operation dynamo can capture",
+                    "use a supported NumPy function, or accept a graph break here")
 
     def reconstruct(self, codegen: Any) -> None:
         codegen.load_const(self.fn)

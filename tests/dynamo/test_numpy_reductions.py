@@ -117,6 +117,10 @@ def test_ufunc_reduce_accumulate_outer_reduceat():
     check(f, (F64, sample((5,))), (I64, sample((2,), np.int64)))
 
 
+def test_ufunc_methods_without_a_row_run_in_python():
+    check(lambda a: np.add.reduceat(a, [0, 2]) * 2, (sample((5,)),), graph=False)
+
+
 def test_ufunc_at_scatters_in_place():
     def f(a, idx):
         np.add.at(a, idx, 1.0)
