@@ -177,11 +177,14 @@ def pair_null_positions() -> frozenset[int]:
     return frozenset({1}) if PY313 else frozenset({0})
 
 
-def attribute_with_null_instrs(name: str) -> list[Instr]:
-    """Stack: obj -> the attribute and a NULL in call order (the method form, made explicit)."""
-    if PY313:
-        return [load_attr_instr(name), Instr("PUSH_NULL")]
-    return [load_attr_instr(name), Instr("PUSH_NULL"), Instr("SWAP", 2)]
+def method_load_instrs(name: str) -> list[Instr]:
+    """Stack: obj -> the two items a method call of obj.name starts with (CPython's own form)."""
+    return [Instr("LOAD_ATTR", (True, name))] if PY312 else [Instr("LOAD_METHOD", name)]
+
+
+def null_beside_callable() -> list[Instr]:
+    """Stack: callable -> the callable and the NULL a plain CALL expects, in call order."""
+    return [Instr("PUSH_NULL")] if PY313 else [Instr("PUSH_NULL"), Instr("SWAP", 2)]
 
 
 def pop_jump_needs_bool() -> bool:

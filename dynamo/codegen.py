@@ -133,10 +133,10 @@ class PyCodegen:
         if index is None:
             index = self._output_index[array.node] = len(self.graph_outputs)
             self.graph_outputs.append(array)
-        self.append(Instr("LOAD_FAST", _output_local(index)))
+        self.append(Instr("LOAD_FAST", output_local(index)))
 
 
-def _output_local(index: int) -> str:
+def output_local(index: int) -> str:
     return f"___graph_out_{index}"
 
 
@@ -160,7 +160,7 @@ def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCod
         count = len(compiled.outputs)
         call.append(Instr("UNPACK_SEQUENCE", count))
         for index in range(count):
-            call.append(Instr("STORE_FAST", _output_local(index)))
+            call.append(Instr("STORE_FAST", output_local(index)))
     from .resume import entry_line
 
     lineno = entry_line(code)  # the graph runs the frame's first lines: a traceback shows them

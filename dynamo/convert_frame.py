@@ -64,7 +64,7 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
         except Unsupported as error:
             if fullgraph or reason is not None or getattr(error, "break_step", None) is None:
                 raise
-            reason = error
+            reason = detached(error)
             continue
         body = PyCodegen(code)
         return_value.reconstruct(body)
@@ -77,10 +77,33 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
     return result
 
 
+def region_reason(code: types.CodeType, in_loop: bool) -> Unsupported:
+    """Why (part of) a resume function runs in Python."""
+    where = SourceLocation(code.co_filename, resume.entry_line(code), code.co_name)
+    if in_loop:
+        return Unsupported(
+            Category.LOOP_BREAK, "the graph break is inside a loop, so the rest of the loop runs in Python "
+            "(compiling it would break again on every iteration)",
+            "move the code that breaks the graph out of the loop, or vectorize the loop with NumPy", where)
+    return Unsupported(
+        Category.UNSUPPORTED_OPCODE, "code inside try/except and with blocks runs in Python, so that "
+        "exceptions reach their handlers", "keep NumPy work that should be compiled outside try and with "
+        "blocks (code after the block is compiled again)", where)
+
+
 def python_region_frame(region: "resume.PythonRegion", reason: Unsupported) -> "CompiledFrame":
     """A frame that starts with code that runs in Python: its own code with a hand-off to a
     compiled resume function where that code ends (valid for every input: no guards)."""
-    return CompiledFrame(GuardSet(), region.code, fallback_reason=reason, python_until=region.exit_line)
+    return CompiledFrame(GuardSet(), region.code, fallback_reason=detached(reason), python_until=region.exit_line)
+
+
+def detached(error: Unsupported) -> Unsupported:
+    """The reason without the traceback it was raised with: kept for explain(), it must not keep
+    the tracer's frames alive, and with them every value of the user's frame (arguments that
+    plain Python would have freed: a generator's finally would never run)."""
+    error.__traceback__ = None
+    error.__context__ = error.__cause__ = None
+    return error
 
 
 # Tracing mutates shared state (caches, counters): one frame is compiled at a time.
@@ -119,21 +142,15 @@ class ConvertFrame:
         code = frame.f_code
         if skipfiles.is_skipped(code):
             return _C.SKIP
-        if resume.runs_in_python(code):
-            reason = Unsupported(
-                Category.LOOP_BREAK, "the graph break is inside a loop, so the rest of the loop runs in Python "
-                "(compiling it would break again on every iteration)",
-                "move the code that breaks the graph out of the loop, or vectorize the loop with NumPy",
-                SourceLocation(code.co_filename, resume.entry_line(code), code.co_name))
+        region = resume.region_of(code)
+        if region is not None or resume.runs_in_python(code):
+            # code that runs in Python up to where a compiled resume function takes over (or,
+            # with no such point, to its end): recorded once, then left to the interpreter
+            reason = region_reason(region.source if region else code, region is None or region.in_loop)
             breaks_log.debug("%s: %s", code.co_qualname, reason)
-            with compile_lock:
-                region = resume.python_region(code)
-            if region is None:
-                self.compiled_frames.append((code, CompiledFrame(GuardSet(), code, fallback_reason=reason)))
-                return _C.SKIP
-            compiled = python_region_frame(region, reason)
-            self.compiled_frames.append((code, compiled))
-            return compiled.guards.compile(), compiled.code
+            self.compiled_frames.append((code, CompiledFrame(GuardSet(), code, fallback_reason=reason,
+                                                             python_until=region.exit_line if region else None)))
+            return _C.SKIP
         with compile_lock:
             # Threads that miss on the same inputs at once queue on the lock: look at the cache
             # again, so that those behind the first run the original this once instead of
@@ -178,7 +195,7 @@ class ConvertFrame:
         guards = GuardSet()
         for index, (name, value) in enumerate(zip(frame.f_code.co_varnames, frame.f_args)):
             guards.add(LocalSource(index, name), GuardKind.TYPE_IS, type(value))
-        return CompiledFrame(guards, flatten_signature(frame.f_code), fallback_reason=reason)
+        return CompiledFrame(guards, flatten_signature(frame.f_code), fallback_reason=detached(reason))
 
     @staticmethod
     def _check(frame: Any, entry: Any) -> int:

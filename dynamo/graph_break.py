@@ -14,11 +14,12 @@ from bytecode import CellVar, FreeVar, Instr, Label
 
 from . import bytecode_compat as compat
 from .bytecode_analysis import analyze
-from .codegen import PyCodegen
+from .codegen import PyCodegen, output_local
 from .exc import Category, Unsupported, unsupported
-from .resume import load_resume_function, resume_code
+from .resume import load_resume_function, python_region, resume_code, starts_in_python
 from .variables.base import NULL, BoundMethodVariable, VariableTracker
 from .variables.functions import CellVariable, NestedFunctionVariable, UserMethodVariable
+from .variables.iterators import GeneratorVariable, IteratorVariable
 
 if TYPE_CHECKING:
     from .symbolic_convert import InstructionTranslator
@@ -78,6 +79,10 @@ _STACK_USE = {
     **dict.fromkeys(("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE"),
                     lambda i: (_arg(i), _arg(i) - 1)),
     "MAP_ADD": lambda i: (_arg(i) + 1, _arg(i) - 1),
+    # match statements: MATCH_CLASS takes subject, class and names; the others keep the subject
+    "MATCH_CLASS": lambda i: (3, 1),
+    **dict.fromkeys(("MATCH_MAPPING", "MATCH_SEQUENCE", "GET_LEN"), lambda i: (1, 2)),
+    "MATCH_KEYS": lambda i: (2, 3),
 }
 
 
@@ -108,7 +113,7 @@ class StartsInPython(CannotBreak):
 
 def check_breakable(tx: "InstructionTranslator", kind: BreakKind | None) -> None:
     if kind is None:
-        raise CannotBreak("this instruction cannot run on its own between two graphs")
+        raise CannotBreak(f"the instruction {tx.instructions[tx.ip].name} cannot run on its own between two graphs")
     if kind is BreakKind.SPLIT and tx.ip == tx.entry_index and tx.output.count_ops() == 0:
         raise StartsInPython("nothing before this point could be captured")
 
@@ -132,7 +137,7 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     cg = PyCodegen(tx.code)
     tx.output.side_effects.codegen(cg)  # the program sees the state plain Python would
     _write_cells(cg, tx)
-    stack = list(tx.stack)
+    stack = _unbind_methods(tx, list(tx.stack))
     if kind is BreakKind.SPLIT:
         _call_resume(cg, tx, tx.ip, stack)
     elif kind is BreakKind.STRAIGHT or kind is BreakKind.TERMINAL:
@@ -141,10 +146,78 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
         _run_jump(cg, tx, inst, stack)
     else:
         _run_jump_or_pop(cg, tx, inst, stack)
+    _clear_temps(cg)
     for instr in cg.instructions:  # a traceback through this code shows the user's line
         if isinstance(instr, Instr) and not compat.has_line(instr):
             instr.lineno = inst.lineno
     return cg
+
+
+_CLEAR_TEMPS = object()  # stands for the clearing of the temporaries until codegen_break ends
+
+
+def _clear_temps(cg: PyCodegen) -> None:
+    """Before a resume function is called, the transformed frame lets go of its temporaries (the
+    graph's outputs, objects built, results of the instruction run in Python): the frame stays
+    alive during the call, and an object that plain Python drops at this point (a generator left
+    by `break`, a file) must be finalized when it would be."""
+    names = {instr.arg for instr in cg.instructions
+             if isinstance(instr, Instr) and instr.name == "STORE_FAST" and str(instr.arg).startswith("___")}
+    names |= {output_local(index) for index in range(len(cg.graph_outputs))}
+    clearing: list[Instr] = []
+    for name in sorted(names):
+        clearing += [Instr("LOAD_CONST", None), Instr("STORE_FAST", name)]
+    cg.instructions[:] = [i for item in cg.instructions for i in (clearing if item is _CLEAR_TEMPS else [item])]
+
+
+class MethodLoad(VariableTracker):
+    """Two stack items: `obj.name` loaded for a method call, as CPython's own bytecode does (the
+    resume function loads it again from obj; the second item is _PAIR_REST)."""
+
+    def __init__(self, obj: VariableTracker, name: str) -> None:
+        super().__init__()
+        self.obj, self.name = obj, name
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        self.obj.reconstruct(codegen)
+        codegen.append(*compat.method_load_instrs(self.name))
+
+
+_PAIR_REST = VariableTracker()  # the item a MethodLoad's two-item load also makes
+
+
+def _unbind_methods(tx: "InstructionTranslator", stack: list[VariableTracker]) -> list[VariableTracker]:
+    """A method waiting for its CALL ([NULL, obj.method] while tracing) goes on in CPython's
+    method form: a user method as [function, obj], so that the resume function inlines the call
+    instead of meeting a bound-method object; a method of a builtin type (list.append) is loaded
+    again from obj. CALL_FUNCTION_EX needs [NULL, callable]: kept."""
+    slot = compat.push_with_null("method", NULL).index("method")  # where the callable sits in the pair
+    for position in range(len(stack) - 1):
+        method, null = stack[position + slot], stack[position + 1 - slot]
+        if type(method) not in (UserMethodVariable, BoundMethodVariable) or null is not NULL:
+            continue
+        if _consumer(tx, position) not in ("CALL", "CALL_KW"):
+            continue
+        if type(method) is UserMethodVariable:
+            stack[position: position + 2] = [method.fn, method.obj]
+        else:
+            stack[position: position + 2] = [MethodLoad(method.obj, method.name), _PAIR_REST]
+    return stack
+
+
+def _consumer(tx: "InstructionTranslator", position: int) -> str | None:
+    """The call instruction that takes the callable at stack `position` (from tx.ip on)."""
+    facts = tx.facts
+    for index in range(tx.ip, len(facts.instructions)):
+        inst, depth = facts.instructions[index], facts.stack_depth(index)
+        if depth is None or depth <= position:
+            return None
+        count = inst.arg if isinstance(inst.arg, int) else 0
+        below = {"CALL": count + 2, "PRECALL": count + 2, "CALL_KW": count + 3,
+                 "CALL_FUNCTION_EX": 3 + (count & 1)}.get(inst.name)
+        if below is not None and depth - below == position:
+            return "CALL" if inst.name == "PRECALL" else inst.name  # 3.11: PRECALL n; CALL n
+    return None
 
 
 def _write_cells(cg: PyCodegen, tx: "InstructionTranslator") -> None:
@@ -166,10 +239,15 @@ def reconstruct(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTrack
     """Push `value` in the transformed code. Beyond what values rebuild themselves: methods
     bound while tracing, and functions made by the frame (closures over its cells, 3.11's
     comprehension functions) — what a graph break finds on the stack or in the locals."""
-    if type(value) in (UserMethodVariable, BoundMethodVariable, NestedFunctionVariable):
-        if cg.load_built(value):
+    if type(value) in (UserMethodVariable, BoundMethodVariable, NestedFunctionVariable) \
+            or isinstance(value, IteratorVariable):
+        if cg.load_built(value):  # one object, however often the stack and the locals hold it
             return
-        if isinstance(value, UserMethodVariable):
+        if isinstance(value, GeneratorVariable):
+            _rebuild_generator(cg, tx, value)
+        elif isinstance(value, IteratorVariable):
+            value.reconstruct(cg)
+        elif isinstance(value, UserMethodVariable):
             cg.begin_call(types.MethodType)
             reconstruct(cg, tx, value.fn)
             reconstruct(cg, tx, value.obj)
@@ -184,16 +262,90 @@ def reconstruct(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTrack
     value.reconstruct(cg)
 
 
+def _load_closure(cg: PyCodegen, tx: "InstructionTranslator", closure: list) -> None:
+    """Push the tuple of cells `closure` consists of: the frame's own cells, real cells from
+    outside (through their source), and cells made while tracing (an inlined function's locals
+    captured by a closure it returned), made once here with what the trace left in them."""
+    frame_cells = {id(tx.symbolic_locals.get(name)): var
+                   for name, var in [(n, CellVar(n)) for n in tx.code.co_cellvars] + [(n, FreeVar(n)) for n in tx.code.co_freevars]
+                   if isinstance(tx.symbolic_locals.get(name), CellVariable)}
+    for cell in closure:
+        if id(cell) in frame_cells:
+            cg.append(compat.load_closure_instr(frame_cells[id(cell)]))
+        elif not isinstance(cell, CellVariable):
+            unsupported(Category.UNSUPPORTED_VALUE, f"{cell.describe()} in a closure cannot be rebuilt at a graph break")
+        elif cell.external:
+            if cell.source is None:
+                unsupported(Category.UNSUPPORTED_VALUE, "a closure cell from outside the compiled function, with no "
+                            "way to reach it, cannot be rebuilt at a graph break")
+            cg.load_source(cell.source)
+        elif not cg.load_built(cell):
+            cg.begin_call(types.CellType)
+            if cell.contents is not None:
+                reconstruct(cg, tx, cell.contents)
+            cg.end_call(int(cell.contents is not None))
+            cg.remember_built(cell)
+    cg.build(tuple, len(closure))
+
+
+def _rebuild_generator(cg: PyCodegen, tx: "InstructionTranslator", generator: GeneratorVariable) -> None:
+    """A generator made while tracing: not started yet (the argument of sum(), list(), a loop),
+    it is made again by calling its function with the arguments it was bound to; suspended at a
+    yield (a loop over it broke the graph), by a generator function that starts after that yield
+    with the same stack and locals (a resume function of the generator)."""
+    child = generator.translator
+    if generator.finished:
+        cg.begin_call(_finished_generator)
+        cg.end_call(0)
+        return
+    if child.steps:
+        cg.begin_call(_primed)  # next() runs it up to the yield its code starts with
+        if child.code.co_cellvars:
+            unsupported(Category.UNSUPPORTED_VALUE, f"{generator.describe()} has variables captured by inner "
+                        "functions and cannot be rebuilt in the middle of its body at a graph break",
+                        "iterate over a list instead, or move the code that breaks the graph out of the loop")
+        live = tuple(sorted(name for name in analyze(child.code).live_locals(child.ip)
+                            if name in child.symbolic_locals and name in child.code.co_varnames))
+        stack = list(child.stack[:-1])  # the top is what next() sent: the new generator's own yield gets it
+        code = resume_code(child.code, child.ip, len(stack), frozenset(i for i, v in enumerate(stack) if v is NULL),
+                           live, after_yield=True)
+        arguments = [v for v in stack if v is not NULL] + [child.symbolic_locals[name] for name in live]
+    else:
+        code = compat.flatten_signature(child.code)  # every argument slot positional, as bound
+        arguments = [child.symbolic_locals[name] for name in code.co_varnames[: code.co_argcount]]
+    cg.begin_call(types.FunctionType)
+    cg.load_const(code)
+    cg.load_const(child.f_globals)
+    cg.load_const(code.co_name)
+    cg.load_const(None)
+    if child.closure:
+        _load_closure(cg, tx, child.closure)
+    else:
+        cg.load_const(None)
+    cg.end_call(5)
+    cg.append(*compat.null_beside_callable())
+    for value in arguments:
+        reconstruct(cg, tx, value)
+    cg.end_call(len(arguments))
+    if child.steps:
+        cg.end_call(1)
+
+
+def _primed(generator: Any) -> Any:
+    next(generator)
+    return generator
+
+
+def _finished_generator() -> Any:
+    generator = (item for item in ())
+    next(generator, None)
+    return generator
+
+
 def _make_function(cg: PyCodegen, tx: "InstructionTranslator", fn: NestedFunctionVariable) -> None:
     if fn.f_globals is not tx.f_globals:
         unsupported(Category.UNSUPPORTED_VALUE, f"the function {fn.qualname} was made in another module's "
                     "function while tracing and cannot be rebuilt at a graph break")
-    cells = {id(tx.symbolic_locals.get(name)): var
-             for name, var in [(n, CellVar(n)) for n in tx.code.co_cellvars] + [(n, FreeVar(n)) for n in tx.code.co_freevars]
-             if isinstance(tx.symbolic_locals.get(name), CellVariable)}
-    if any(id(cell) not in cells for cell in fn.closure):
-        unsupported(Category.UNSUPPORTED_VALUE, f"the function {fn.qualname} closes over variables of a function "
-                    "inlined while tracing and cannot be rebuilt at a graph break")
     if fn.defaults:
         for value in fn.defaults:
             reconstruct(cg, tx, value)
@@ -204,8 +356,7 @@ def _make_function(cg: PyCodegen, tx: "InstructionTranslator", fn: NestedFunctio
             reconstruct(cg, tx, value)
         cg.build_map(len(fn.kwdefaults))
     if fn.closure:
-        cg.append(*[compat.load_closure_instr(cells[id(cell)]) for cell in fn.closure])
-        cg.build(tuple, len(fn.closure))
+        _load_closure(cg, tx, fn.closure)
     cg.append(*compat.make_function_with(fn.code, bool(fn.defaults), bool(fn.kwdefaults), bool(fn.closure)))
 
 
@@ -216,27 +367,31 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
     below, operands = stack[: len(stack) - takes], stack[len(stack) - takes:]
     if any(v is NULL for v in operands) and not inst.name.startswith("CALL"):
         raise CannotBreak("a NULL among the operands of an instruction run in Python")
+    if operands and operands[0] is _PAIR_REST:
+        raise CannotBreak("the instruction takes half of a method load")
     for value in operands:
-        reconstruct(cg, tx, value)
+        if value is not _PAIR_REST:
+            reconstruct(cg, tx, value)
     result_nulls: frozenset[int] = frozenset()
     if inst.name == "LOAD_METHOD" or (inst.name == "LOAD_ATTR" and compat.attr_arg(inst)[0]):
-        cg.append(*compat.attribute_with_null_instrs(compat.attr_arg(inst)[1]))
+        # the bound method alone; the NULL beside it exists only in the resume function's stack
+        cg.load_attr(compat.attr_arg(inst)[1])
+        result_nulls = compat.pair_null_positions()
+    elif inst.name == "LOAD_GLOBAL" and compat.global_arg(inst)[0]:
+        cg.load_global(compat.global_arg(inst)[1])
         result_nulls = compat.pair_null_positions()
     elif inst.name == "CALL":
         if tx.kw_names:
             cg.append(Instr("KW_NAMES", tx.kw_names))
         cg.append(*compat.call_instrs(inst.arg))
     else:
-        if inst.name == "LOAD_GLOBAL" and compat.global_arg(inst)[0]:
-            result_nulls = compat.pair_null_positions()
         cg.append(inst.copy())
     if kind is BreakKind.TERMINAL:
         return
     results: list[VariableTracker] = [NULL] * leaves
     for position in reversed(range(leaves)):  # the top of the stack is the last result
         if position in result_nulls:
-            cg.pop_top()
-            continue
+            continue  # never pushed: a NULL must not be stored or popped
         temp = _Temp(f"___break_result_{position}")
         cg.append(Instr("STORE_FAST", temp.name))
         results[position] = temp
@@ -281,15 +436,23 @@ def _call_resume(cg: PyCodegen, tx: "InstructionTranslator", index: int, stack: 
                         if name in tx.symbolic_locals and name in tx.code.co_varnames
                         and name not in tx.code.co_cellvars))
     nulls = frozenset(i for i, value in enumerate(stack) if value is NULL)
-    code = resume_code(tx.code, index, len(stack), nulls, live)
+    methods = frozenset((i, value.name) for i, value in enumerate(stack) if isinstance(value, MethodLoad))
+    code = resume_code(tx.code, index, len(stack), nulls, live, methods)
+    if starts_in_python(code):  # call the code that runs in Python directly: the hook leaves it alone
+        region = python_region(code)
+        code = region.code if region is not None else code
     cg.append(*load_resume_function(tx.code, code))
     count = 0
     for value in stack:
-        if value is not NULL:
+        if isinstance(value, MethodLoad):
+            reconstruct(cg, tx, value.obj)
+            count += 1
+        elif value is not NULL and value is not _PAIR_REST:
             reconstruct(cg, tx, value)
             count += 1
     for name in live:
         reconstruct(cg, tx, tx.symbolic_locals[name])
+    cg.append(_CLEAR_TEMPS)  # what only the arguments should keep alive (a generator's finally)
     cg.end_call(count + len(live))
 
 

@@ -6,12 +6,12 @@ import inspect
 import types
 from dataclasses import dataclass
 
-from bytecode import Bytecode, CellVar, FreeVar, Instr, Label
+from bytecode import Bytecode, CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
 
 from . import bytecode_compat as compat
 from .bytecode_analysis import analyze
 
-_PROLOGUE = frozenset({"RESUME", "COPY_FREE_VARS", "MAKE_CELL"})
+_PROLOGUE = frozenset({"RESUME", "COPY_FREE_VARS", "MAKE_CELL", "RETURN_GENERATOR"})
 
 
 @dataclass(frozen=True)
@@ -38,16 +38,24 @@ def origin_of(code: types.CodeType) -> tuple[types.CodeType, int]:
 
 
 def resume_code(code: types.CodeType, target: int, stack_size: int, null_positions: frozenset[int],
-                live_locals: tuple[str, ...]) -> types.CodeType:
+                live_locals: tuple[str, ...], method_loads: frozenset[tuple[int, str]] = frozenset(),
+                after_yield: bool = False) -> types.CodeType:
     """Code that rebuilds a stack of `stack_size` items (NULLs at `null_positions`, the others
     passed as leading arguments), takes `live_locals` as the following arguments, and jumps to
     instruction `target` of `code` (an index into bytecode_analysis.analyze(code).instructions).
+    A (position, name) of `method_loads` makes the two items from `position` on by loading the
+    method `name` of the argument passed for them, as the original code did before its call.
 
     The original's cells and free variables all become free variables of the resume function:
-    the caller passes its cells (closure_names) as the closure, so both share them."""
+    the caller passes its cells (closure_names) as the closure, so both share them.
+
+    after_yield: `code` is a generator function and `target` follows one of its yields. The new
+    generator first stops at a yield of its own, under the same exception handlers, so that once
+    primed with next() it is suspended just like the original: what send() delivers lands on the
+    stack where the original's yield left it, and throw() and close() run the same handlers."""
     original, shift = origin_of(code)
     target -= shift
-    key = (original, target, stack_size, null_positions, live_locals)
+    key = (original, target, stack_size, null_positions, live_locals, method_loads, after_yield)
     if key in _cache:
         return _cache[key]
     facts = analyze(original)
@@ -57,30 +65,54 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     target_label = Label()
     body: list = []
     index = 0
+    handlers: list = []  # the exception handlers active at the current point of the original
+    covering = None  # those active at the yield before `target`
     for item in source:
+        if isinstance(item, TryBegin):
+            handlers.append(item)
+        elif isinstance(item, TryEnd) and handlers:
+            handlers.pop()
         if isinstance(item, Instr):
+            if index == target - 1:
+                covering = handlers[-1] if handlers else None
             if index == target:
                 body.append(target_label)
             index += 1
-            if item.name in _PROLOGUE and index <= _prologue_length(facts):
+            if index <= _prologue_length(facts):
                 continue  # the new prologue below replaces the original one
             if isinstance(item.arg, CellVar):  # a cell of the original is passed in the closure
                 item = item.copy()
                 item.arg = FreeVar(item.arg.name)
         body.append(item)
-    lineno = facts.instructions[target].lineno or original.co_firstlineno
+    lineno = line_at(facts, target, original.co_firstlineno)
     free = [name for name, _ in closure_names(original)]
     prologue: list = []
     if free:
         prologue.append(Instr("COPY_FREE_VARS", len(free), lineno=lineno))
+    if original.co_flags & inspect.CO_GENERATOR:  # a generator resumed after one of its yields
+        prologue += [Instr("RETURN_GENERATOR", lineno=lineno), Instr("POP_TOP", lineno=lineno)]
     prologue.append(Instr("RESUME", 0, lineno=lineno))
     passed = 0
+    methods = dict(method_loads)
     for position in range(stack_size):
         if position in null_positions:
             prologue.append(Instr("PUSH_NULL", lineno=lineno))
-        else:
+        elif position - 1 in methods:
+            continue  # the second item of a method load
+        else:  # the stack holds the item now: the argument must not keep it alive longer
             prologue.append(Instr("LOAD_FAST", stack_arg(passed), lineno=lineno))
+            prologue.append(Instr("DELETE_FAST", stack_arg(passed), lineno=lineno))
             passed += 1
+            if position in methods:
+                prologue += [Instr(i.name, i.arg, lineno=lineno) for i in compat.method_load_instrs(methods[position])]
+    if after_yield:
+        yield_instr = facts.instructions[target - 1]
+        assert yield_instr.name == "YIELD_VALUE", yield_instr
+        pause = [Instr("LOAD_CONST", None, lineno=lineno), yield_instr.copy()]
+        if covering is not None:
+            tried = TryBegin(covering.target, covering.push_lasti, covering.stack_depth)
+            pause = [tried, *pause, TryEnd(tried)]
+        prologue += pause
     prologue.append(Instr("JUMP_FORWARD", target_label, lineno=lineno))
 
     resumed = Bytecode(prologue + body)
@@ -103,7 +135,8 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     result = resumed.to_code(stacksize=original.co_stacksize + 1, compute_exception_stack_depths=False)
     _cache[key] = result
     # the new prologue replaces the original's and adds the stack loads and the jump
-    _origins[result] = ResumeOrigin(original, len(prologue) - _prologue_length(facts), facts.in_loop(target))
+    prologue_instrs = sum(isinstance(item, Instr) for item in prologue)
+    _origins[result] = ResumeOrigin(original, prologue_instrs - _prologue_length(facts), facts.in_loop(target))
     return result
 
 
@@ -133,17 +166,22 @@ def runs_in_python(code: types.CodeType) -> bool:
 
 
 def _prologue_length(facts) -> int:
+    """Instructions before the user's code: cells, free variables, a generator's creation
+    (RETURN_GENERATOR and the POP_TOP of what it leaves), RESUME."""
     count = 0
     for inst in facts.instructions:
-        if inst.name not in _PROLOGUE:
+        if inst.name in _PROLOGUE or (inst.name == "POP_TOP" and count and facts.instructions[count - 1].name == "RETURN_GENERATOR"):
+            count += 1
+        else:
             break
-        count += 1
     return count
 
 
 def clear_cache() -> None:
     _cache.clear()
     _origins.clear()
+    _regions.clear()
+    _region_codes.clear()
 
 
 def entry_index(code: types.CodeType) -> int:
@@ -157,8 +195,21 @@ def entry_index(code: types.CodeType) -> int:
 
 
 def entry_line(code: types.CodeType) -> int:
-    """The user's source line where a resume function starts."""
-    return analyze(code).instructions[entry_index(code)].lineno or code.co_firstlineno
+    """The user's source line where a (resume) function starts: that of its first instruction,
+    or where that instruction leads when it has none (3.11's jump back to a loop's head)."""
+    return line_at(analyze(code), entry_index(code), code.co_firstlineno)
+
+
+def line_at(facts, index: int, default: int) -> int:
+    """The source line of instruction `index`, or of where it leads when it has none."""
+    seen: set[int] = set()
+    while index < len(facts.instructions) and index not in seen:
+        seen.add(index)
+        inst = facts.instructions[index]
+        if compat.has_line(inst):
+            return inst.lineno
+        index = facts.label_index[inst.arg] if inst.name.startswith("JUMP") and isinstance(inst.arg, Label) else index + 1
+    return default
 
 
 @dataclass(frozen=True)
@@ -169,13 +220,38 @@ class PythonRegion:
     code: types.CodeType  # the frame's code with a hand-off to a resume function at exit_index
     entry_line: int
     exit_line: int
+    source: types.CodeType  # the code it was made from
+    in_loop: bool  # it starts in a loop (else in a try or with block)
+
+
+_regions: dict[types.CodeType, PythonRegion | None] = {}  # source code -> its region
+_region_codes: dict[types.CodeType, PythonRegion] = {}  # region code -> region
+
+
+def starts_in_python(code: types.CodeType) -> bool:
+    """Whether a resume function starts with code that runs in Python: inside a loop (see
+    runs_in_python) or inside a try/except or with block."""
+    return runs_in_python(code) or (code in _origins and entry_index(code) in analyze(code).in_user_region)
+
+
+def region_of(code: types.CodeType) -> PythonRegion | None:
+    """The region a region code object runs (the hook runs those as they are, unhooked)."""
+    return _region_codes.get(code)
 
 
 def python_region(code: types.CodeType) -> PythonRegion | None:
     """`code` as it is, except that where control leaves the region it starts in (the first
     point after it with an empty stack, outside loops and exception handlers) it calls the
     resume function for that point, which the hook compiles. None when no such point exists:
-    then the whole frame runs in Python."""
+    then the whole frame runs in Python. Made once per code object."""
+    if code not in _regions:
+        region = _regions[code] = _make_region(code)
+        if region is not None:
+            _region_codes[region.code] = region
+    return _regions[code]
+
+
+def _make_region(code: types.CodeType) -> PythonRegion | None:
     facts = analyze(code)
     entry = entry_index(code)
     bound = facts.bound_locals(0, frozenset(code.co_varnames[: compat.argument_slots(code)]) - set(code.co_cellvars))
@@ -189,7 +265,7 @@ def python_region(code: types.CodeType) -> PythonRegion | None:
         if target <= exit_index or not _can_hand_off(facts, target, bound):
             break
         exit_index = target
-    lineno = facts.instructions[exit_index].lineno or entry_line(code)
+    lineno = line_at(facts, exit_index, entry_line(code))
     live = sorted(facts.live_locals(exit_index))
     surely_bound = bound[exit_index]
     assert surely_bound is not None
@@ -224,7 +300,7 @@ def python_region(code: types.CodeType) -> PythonRegion | None:
     transformed.extend(items)
     stacksize = max(code.co_stacksize, 6 + len(live) + len(closure_names(code)))
     region = transformed.to_code(stacksize=stacksize, compute_exception_stack_depths=False)
-    return PythonRegion(compat.flatten_signature(region), entry_line(code), lineno)
+    return PythonRegion(compat.flatten_signature(region), entry_line(code), lineno, code, facts.in_loop(entry))
 
 
 class HandOff:

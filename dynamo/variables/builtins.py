@@ -8,6 +8,7 @@ import inspect
 import itertools
 import math
 import operator
+import types
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..exc import Category, unsupported
@@ -71,7 +72,15 @@ class BuiltinVariable(VariableTracker):
 
     def describe(self) -> str:
         name = getattr(self.fn, "__name__", repr(self.fn))
-        return f"the builtin {name}" if getattr(builtins, name, None) is self.fn else f"operator.{name}"
+        if getattr(builtins, name, None) is self.fn:
+            return f"the builtin {name}"
+        owner = getattr(self.fn, "__self__", None)
+        if owner is not None and not isinstance(owner, types.ModuleType):  # a bound method of a builtin type
+            return f"the method {type(owner).__name__}.{name}"
+        if hasattr(self.fn, "__objclass__"):  # an unbound method descriptor (list.append)
+            return f"the method {self.fn.__objclass__.__name__}.{name}"
+        module = getattr(self.fn, "__module__", None) or "operator"
+        return f"{module}.{name}"
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
         if name in ("__name__", "__qualname__", "__module__"):

@@ -104,6 +104,11 @@ class ListIteratorVariable(IteratorVariable):
         codegen.get_iter()
 
 
+def _zip_of(strict: bool, done: bool, *iterators: Any) -> Any:
+    """zip() over iterators rebuilt at a graph break, where the traced zip left off."""
+    return iter(()) if done else zip(*iterators, strict=strict)
+
+
 def _iterator_at(iterable: Any, index: int) -> Any:
     """iter(iterable) advanced by `index` items (list, tuple and range iterators keep a position)."""
     iterator = iter(iterable)
@@ -147,6 +152,24 @@ class DictIteratorVariable(IteratorVariable):
         self.index += 1
         return self.mapping.item_view(key, self.kind)
 
+    def reconstruct(self, codegen: "PyCodegen") -> None:
+        """The real dict iterator, advanced past the items the trace took (it still raises if
+        the dict changes size during the rest of the loop)."""
+        if list(self.mapping.items) != self.keys:  # the real one would raise on its next item
+            unsupported(Category.EXCEPTION, "a dict changed during iteration (RuntimeError)")
+        codegen.begin_call(_dict_iterator_at)
+        self.mapping.reconstruct(codegen)
+        codegen.load_const(self.kind)
+        codegen.load_const(self.index)
+        codegen.end_call(3)
+
+
+def _dict_iterator_at(mapping: dict, kind: str, index: int) -> Any:
+    iterator = iter(getattr(mapping, kind)())
+    for _ in range(index):
+        next(iterator)
+    return iterator
+
 
 class ZipVariable(IteratorVariable):
     """zip(): asks each iterator in turn and stops at the first exhausted one, as CPython does
@@ -174,6 +197,14 @@ class ZipVariable(IteratorVariable):
             row.append(item)
         return TupleVariable(row)
 
+    def reconstruct(self, codegen: "PyCodegen") -> None:
+        codegen.begin_call(_zip_of)
+        codegen.load_const(self.strict)
+        codegen.load_const(self.done)
+        for iterator in self.iterators:
+            iterator.reconstruct(codegen)
+        codegen.end_call(2 + len(self.iterators))
+
     def _check_strict(self, tx: "Tx", position: int) -> None:
         # the first iterator ran out: the others must be exhausted too; a later one: too short
         if position > 0 or any(it.next_item(tx) is not None for it in self.iterators[1:]):
@@ -194,6 +225,12 @@ class EnumerateVariable(IteratorVariable):
             return None
         self.count += 1
         return TupleVariable([ConstantVariable(self.count - 1), item])
+
+    def reconstruct(self, codegen: "PyCodegen") -> None:
+        codegen.begin_call(enumerate)
+        self.inner.reconstruct(codegen)
+        codegen.load_const(self.count)
+        codegen.end_call(2)
 
 
 class MapVariable(IteratorVariable):
@@ -224,6 +261,15 @@ class FilterVariable(IteratorVariable):
                 return item
         return None
 
+    def reconstruct(self, codegen: "PyCodegen") -> None:
+        codegen.begin_call(filter)
+        if self.fn is None:
+            codegen.load_const(None)
+        else:
+            self.fn.reconstruct(codegen)
+        self.inner.reconstruct(codegen)
+        codegen.end_call(2)
+
 
 class ChainVariable(IteratorVariable):
     """itertools.chain(*iterables): each iterator asked only once the previous one ran out."""
@@ -239,6 +285,14 @@ class ChainVariable(IteratorVariable):
                 return item
             self.iterators.pop(0)
         return None
+
+    def reconstruct(self, codegen: "PyCodegen") -> None:
+        import itertools
+
+        codegen.begin_call(itertools.chain)
+        for iterator in self.iterators:
+            iterator.reconstruct(codegen)
+        codegen.end_call(len(self.iterators))
 
 
 class CountVariable(IteratorVariable):
