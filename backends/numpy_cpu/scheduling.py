@@ -136,18 +136,24 @@ def find_kernels(graph: Graph, infos: dict[Node, NodeInfo], min_bytes: int, budg
 
     assigned: set[Node] = set()
     kernels: list[Kernel] = []
-    while by_label:
-        label = max(by_label, key=lambda lab: _score(by_label[lab], assigned, budget_bytes))
-        members = [(n, a) for n, a in by_label.pop(label) if n not in assigned]
-        for group in _split(graph, members, segment, order):
+    nodes = list(graph.nodes)
+    # Labels covering the most work first; scored once, so that planning stays linear in the graph.
+    for label in sorted(by_label, key=lambda lab: _score(by_label[lab], assigned, budget_bytes), reverse=True):
+        members = [(n, a) for n, a in by_label[label] if n not in assigned]
+        if not members:
+            continue
+        for group in _split(nodes, members, segment, order):
             kernel = _make_kernel(f"kernel_{len(kernels)}", group, infos)
-            if kernel is None or kernel.nbytes() < min_bytes:
-                continue
-            # Each kernel is convex on its own, but two kernels may still need each other's
-            # results (a1 -> b2, b1 -> a2): keep only kernels that leave the steps acyclic.
-            if _acyclic(graph, [*kernels, kernel]):
+            if kernel is not None and kernel.nbytes() >= min_bytes:
                 kernels.append(kernel)
                 assigned.update(kernel.members)
+    # Each kernel is convex on its own, but two kernels may still need each other's results
+    # (a1 -> b2, b1 -> a2): drop the latest-formed kernel caught in a cycle until none is left.
+    while True:
+        stuck = _cyclic_kernels(graph, kernels)
+        if not stuck:
+            break
+        kernels.remove(max(stuck, key=kernels.index))
     kernels.sort(key=lambda k: order[k.members[0]])
     for i, kernel in enumerate(kernels):
         kernel.name = f"kernel_{i}"
@@ -167,7 +173,7 @@ def _score(members: list[tuple[Node, int]], assigned: set[Node], budget_bytes: i
     return (row <= 4 * budget_bytes, total, outer)
 
 
-def _split(graph: Graph, members: list[tuple[Node, int]], segment: dict[Node, int],
+def _split(nodes: list[Node], members: list[tuple[Node, int]], segment: dict[Node, int],
            order: dict[Node, int]) -> list[list[tuple[Node, int]]]:
     """Cut a label's members into groups within one side-effect-free segment, without cycles.
 
@@ -185,11 +191,7 @@ def _split(graph: Graph, members: list[tuple[Node, int]], segment: dict[Node, in
         current: list[tuple[Node, int]] = []
         gid = 0
         first, last = order[seg_members[0][0]], order[seg_members[-1][0]]
-        for node in graph.nodes:
-            if segment[node] != seg or order[node] < first:
-                continue
-            if order[node] > last:
-                break
+        for node in nodes[first:last + 1]:  # one segment: no barrier in between
             inputs = node.all_input_nodes
             if node in axis_of:
                 if any(taint.get(i, -1) == gid for i in inputs if i not in axis_of):
@@ -223,7 +225,8 @@ def _make_kernel(name: str, group: list[tuple[Node, int]], infos: dict[Node, Nod
     return kernel if kernel.outputs else None
 
 
-def _acyclic(graph: Graph, kernels: list[Kernel]) -> bool:
+def _cyclic_kernels(graph: Graph, kernels: list[Kernel]) -> list[Kernel]:
+    """Kernels that a topological order of the steps cannot place (those in or after a cycle)."""
     unit_of: dict[Node, Node | Kernel] = {m: k for k in kernels for m in k.members}
     units: list[Node | Kernel] = []
     seen: set[int] = set()
@@ -235,9 +238,9 @@ def _acyclic(graph: Graph, kernels: list[Kernel]) -> bool:
     order = {node: i for i, node in enumerate(graph.nodes)}
     try:
         _topological(units, unit_of, order)
-    except _Cycle:
-        return False
-    return True
+    except _Cycle as cycle:
+        return [u for u in cycle.left if isinstance(u, Kernel)]
+    return []
 
 
 def _setitem_target(kernel: Kernel, graph: Graph, segment: dict[Node, int]) -> SetitemTarget | None:
@@ -361,9 +364,14 @@ def _topological(units: list[Node | Kernel], unit_of: dict[Node, Node | Kernel],
             if waiting[j] == 0:
                 heapq.heappush(ready, (priority(units[j]), j))
     if len(result) != len(units):
-        raise _Cycle("kernel grouping left a cycle between steps")
+        placed = {id(u) for u in result}
+        raise _Cycle([u for u in units if id(u) not in placed])
     return result
 
 
 class _Cycle(RuntimeError):
     """Two kernels need each other's results; find_kernels never keeps such a set."""
+
+    def __init__(self, left: list[Node | Kernel]) -> None:
+        super().__init__("kernel grouping left a cycle between steps")
+        self.left = left

@@ -50,6 +50,7 @@ class SourceWriter(CodeGen):
         self.plan = plan
         self._kernel_sources: list[str] = []
         self._extra_frees: list[str] = []  # forward locals a kernel step made (views), freed after it
+        self._node_names = frozenset(n.name for n in self.graph.nodes) | {"np"}
         self._loops: list[LoopSpec] = []
         for helper in ("c_ordered", "overlaps", "errors_raise"):
             self.globals[helper] = getattr(runtime, helper)
@@ -108,7 +109,7 @@ class SourceWriter(CodeGen):
         scratch = plan.buffers.scratch[kernel.name]
         function = self._globals_ns.create_name(kernel.name)
         loop = self._globals_ns.create_name(f"{kernel.name}_loop")
-        local = Namespace(frozenset(n.name for n in self.graph.nodes) | {"np"})
+        local = Namespace(self._node_names)
         names = KernelNames(lo=local.create_name("lo"), hi=local.create_name("hi"),
                             scratch=local.create_name("scratch"), params={}, outputs={})
         externals = kernel.externals()
