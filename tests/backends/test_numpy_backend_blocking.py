@@ -201,3 +201,21 @@ def test_a_busy_pool_never_delays_a_kernel() -> None:
     assert time.perf_counter() - start < 0.5
     for blocker in blockers:
         blocker.result()
+
+
+def test_kernels_that_need_each_other_are_not_kept_together() -> None:
+    from dynamo.backends.numpy_cpu.scheduling import Kernel, _cyclic_kernels
+
+    def body(g, p, q):
+        a1 = g.call_function(np.exp, (p,))
+        b1 = g.call_function(np.exp, (q,))
+        b2 = g.call_function(operator.add, (q, g.call_function(np.sum, (a1,))))
+        a2 = g.call_function(operator.add, (p, g.call_function(np.sum, (b1,))))
+        return a2, b2
+    gm = build(2, body)
+    a1, b1, b2, a2 = [n for n in gm.graph.nodes if n.target in (np.exp, operator.add)]
+    kernel_a = Kernel("a", [a1, a2], {a1: 0, a2: 0}, 10)
+    kernel_b = Kernel("b", [b1, b2], {b1: 0, b2: 0}, 10)
+    assert _cyclic_kernels(gm.graph, [kernel_a, kernel_b])
+    assert not _cyclic_kernels(gm.graph, [kernel_a]) and not _cyclic_kernels(gm.graph, [kernel_b])
+    check_graph(gm, [sample((10,), np.float64, RNG), sample((10,), np.float64, RNG)])
