@@ -286,7 +286,7 @@ def power_dispatch(base: Any, exponent: Any) -> tuple[np.ufunc, tuple[Any, ...]]
     if type(constant) not in (int, float, bool) and not isinstance(constant, np.generic):
         return None
     value = constant.item() if isinstance(constant, np.generic) else constant
-    found = _power_probe(meta.dtype, type(constant), value, base_is_array)
+    found = _power_probe(meta.dtype, type(constant), value, base_is_array)  # type: ignore[arg-type]
     if found is None:
         return None
     ufunc, positions = found

@@ -39,7 +39,10 @@ def axis_slice(text: str, axis: int | None, names: KernelNames, component: int |
     parts = [] if axis is None else [":"] * axis + [f"{names.lo}:{names.hi}"]
     if component is not None:
         assert ndim is not None
-        parts = parts + [":"] * (ndim - 1 - len(parts)) + [str(component)] if axis is not None else ["...", str(component)]
+        if axis is None:
+            parts = ["...", str(component)]
+        else:
+            parts = parts + [":"] * (ndim - 1 - len(parts)) + [str(component)]
     while len(parts) > 1 and parts[-1] == ":":
         parts.pop()
     return text if not parts else f"{text}[{', '.join(parts)}]"
@@ -55,7 +58,8 @@ class KernelEmitter:
         members = set(kernel.members)
         self.read_later: set[Node] = {o for m in kernel.members for o in m.all_input_nodes if o in members}
         self.component_names: dict[Value, str] = {
-            (m, c): namespace.create_name(f"{m.name}_{'xyzw'[c]}") for m, n in split.components.items() for c in range(n)
+            (m, c): namespace.create_name(f"{m.name}_{'xyzw'[c]}")
+            for m, n in split.components.items() for c in range(n)
         }
         self._emitters: dict[Role, Callable[[Node, NodeInfo], list[str]]] = {
             Role.UFUNC: self.emit_ufunc, Role.POWER: self.emit_power,
@@ -115,7 +119,8 @@ class KernelEmitter:
             return f"{self._value_name(member, component)} = {expression}"
         return expression
 
-    def _call_args(self, member: Node, args: tuple[Any, ...], kwargs: dict[str, Any], component: int | None = None) -> str:
+    def _call_args(self, member: Node, args: tuple[Any, ...], kwargs: dict[str, Any],
+                   component: int | None = None) -> str:
         parts = [self.operand(member, a, component) for a in args]
         parts += [f"{k}={self.operand(member, v, component)}" for k, v in kwargs.items()]
         return ", ".join(parts)

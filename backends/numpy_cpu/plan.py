@@ -42,7 +42,8 @@ class Plan:
                 lines.extend(f"  {line}" for line in self._describe_kernel(index, step))
             else:
                 info = self.infos.get(step)
-                why = f"  ({info.why})" if info is not None and info.why and step.op not in ("placeholder", "output") else ""
+                shown = info is not None and info.why and step.op not in ("placeholder", "output")
+                why = f"  ({info.why})" if shown else ""
                 lines.append(f"  [{index}] {step.format_node()}{why}")
         return "\n".join(lines)
 
@@ -59,7 +60,8 @@ class Plan:
                 where += f" (split into {split.components[member]} components)"
             elif member in split.reductions:
                 where += f" ({split.reductions[member]} over the split axis, as a ufunc chain)"
-            lines.append(f"    {member.name:<16} axis {kernel.axis[member]}  {self.infos[member].role.value:<9} -> {where}")
+            role = self.infos[member].role.value
+            lines.append(f"    {member.name:<16} axis {kernel.axis[member]}  {role:<9} -> {where}")
         for out in kernel.outputs:
             buffer = self.buffers.outputs.get(out)
             if kernel.target is not None:

@@ -184,7 +184,7 @@ def _split(nodes: list[Node], members: list[tuple[Node, int]], segment: dict[Nod
     for node, axis in sorted(members, key=lambda m: order[m[0]]):
         by_segment[segment[node]].append((node, axis))
     groups: list[list[tuple[Node, int]]] = []
-    for seg, seg_members in by_segment.items():
+    for seg_members in by_segment.values():
         axis_of = dict(seg_members)
         group_of: dict[Node, int] = {}
         taint: dict[Node, int] = {}  # for non-members: the latest group they were computed from
