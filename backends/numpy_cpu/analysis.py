@@ -242,7 +242,7 @@ def _classify_elementwise(info: NodeInfo, row: OpInfo) -> None:
 class _Recorder(np.ndarray):
     """An array that notes which ufunc NumPy calls on it, and with what."""
 
-    calls: list[tuple[np.ufunc, tuple[Any, ...]]] = []
+    calls: list[tuple[np.ufunc | None, tuple[Any, ...]]] = []
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         _Recorder.calls.append((ufunc, inputs) if method == "__call__" and not kwargs else (None, ()))
@@ -286,6 +286,7 @@ def power_dispatch(base: Any, exponent: Any) -> tuple[np.ufunc, tuple[Any, ...]]
     if type(constant) not in (int, float, bool) and not isinstance(constant, np.generic):
         return None
     value = constant.item() if isinstance(constant, np.generic) else constant
+    assert isinstance(meta, TensorMeta)
     found = _power_probe(meta.dtype, type(constant), value, base_is_array)  # type: ignore[arg-type]
     if found is None:
         return None

@@ -42,8 +42,9 @@ class Plan:
                 lines.extend(f"  {line}" for line in self._describe_kernel(index, step))
             else:
                 info = self.infos.get(step)
-                shown = info is not None and info.why and step.op not in ("placeholder", "output")
-                why = f"  ({info.why})" if shown else ""
+                why = ""
+                if info is not None and info.why and step.op not in ("placeholder", "output"):
+                    why = f"  ({info.why})"
                 lines.append(f"  [{index}] {step.format_node()}{why}")
         return "\n".join(lines)
 

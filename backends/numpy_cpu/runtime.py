@@ -68,6 +68,8 @@ def errors_raise() -> bool:
     if any(mode in ("raise", "call") for mode in np.geterr().values()):
         return True
     for action, _, category, _, _ in warnings.filters:
+        if not isinstance(category, type):
+            continue
         if issubclass(RuntimeWarning, category) or issubclass(category, RuntimeWarning):
             return action == "error"
     return False
