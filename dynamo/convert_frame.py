@@ -34,7 +34,8 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
     With fullgraph=True the first such instruction raises instead.
     """
     from .codegen import PyCodegen, assemble
-    from .graph_break import CannotBreak, StartsInPython, codegen_break, describe_cannot_break
+    from .graph_break import (CannotBreak, NoHandOff, StartsInPython, codegen_break, describe_cannot_break,
+                              explain_break)
     from .output_graph import OutputGraph
     from .symbolic_convert import InstructionTranslator
     from .translator.core import BreakHere
@@ -49,12 +50,15 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
         try:
             return_value = tx.run()
         except BreakHere:
+            reason = explain_break(tx, reason)
             try:
                 body = codegen_break(tx, reason)
             except StartsInPython as why:
-                region = resume.python_region(code)
+                region = resume.python_region(code, tx.ip)
                 if region is None:
-                    raise describe_cannot_break(reason, why) from None
+                    raise describe_cannot_break(reason, NoHandOff(
+                        "no point after it where compiled code could take over, so the whole function "
+                        "runs in Python")) from None
                 return python_region_frame(region, reason)
             except (CannotBreak, Unsupported) as why:
                 raise describe_cannot_break(reason, why) from None

@@ -106,15 +106,21 @@ class CannotBreak(Exception):
     """This frame cannot continue after a break here; it runs its original code instead."""
 
 
+class NoHandOff(CannotBreak):
+    """Code that runs in Python has no point after it where compiled code could take over."""
+
+
 class StartsInPython(CannotBreak):
-    """The frame starts with code that runs in Python (a try or with block): there is no graph
-    before it, so the frame runs as it is up to the end of that code (resume.python_region)."""
+    """The frame reaches code that runs in Python (a try or with block, a loop over an iterator
+    known only at run time) before any graph: it runs as it is up to the end of that code
+    (resume.python_region)."""
 
 
 def check_breakable(tx: "InstructionTranslator", kind: BreakKind | None) -> None:
     if kind is None:
         raise CannotBreak(f"the instruction {tx.instructions[tx.ip].name} cannot run on its own between two graphs")
-    if kind is BreakKind.SPLIT and tx.ip == tx.entry_index and tx.output.count_ops() == 0:
+    if kind is BreakKind.SPLIT and tx.output.count_ops() == 0:
+        # no graph before the block: the frame's own code runs it (nothing ran for real yet)
         raise StartsInPython("nothing before this point could be captured")
 
 
@@ -456,12 +462,26 @@ def _call_resume(cg: PyCodegen, tx: "InstructionTranslator", index: int, stack: 
     cg.end_call(count + len(live))
 
 
+def explain_break(tx: "InstructionTranslator", error: Unsupported) -> Unsupported:
+    """The reason as the user reads it where the instruction says more than the value did: a
+    loop over an iterator that exists only at run time."""
+    inst = tx.instructions[tx.ip]
+    if inst.name == "FOR_ITER" and not getattr(error, "split_before", False) and tx.stack:
+        error.category = Category.UNSUPPORTED_VALUE
+        error.explanation = (f"the loop iterates over {tx.stack[-1].describe()}, which exists only at run time, "
+                             "so the loop runs in Python")
+        error.hint = "iterate over a list, tuple, range or array to have the loop compiled"
+        error.args = (error._message(),)
+    return error
+
+
 def describe_cannot_break(error: Unsupported, why: CannotBreak) -> Unsupported:
     """The reason a frame ran uncompiled: the original reason, and why no break was possible."""
-    wrapped = Unsupported(error.category, f"{error.explanation} (and the frame cannot continue after a "
-                          f"graph break here: {why})", error.hint, error.location)
+    text = str(why) if isinstance(why, NoHandOff) else f"the frame cannot continue after a graph break here: {why}"
+    wrapped = Unsupported(error.category, f"{error.explanation} ({text})", error.hint, error.location)
     wrapped.user_stack = getattr(error, "user_stack", [])
     return wrapped
 
 
-__all__ = ["BreakKind", "CannotBreak", "Category", "codegen_break", "describe_cannot_break"]
+__all__ = ["BreakKind", "CannotBreak", "Category", "NoHandOff", "StartsInPython", "codegen_break",
+           "describe_cannot_break", "explain_break"]

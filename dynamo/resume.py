@@ -224,7 +224,7 @@ class PythonRegion:
     in_loop: bool  # it starts in a loop (else in a try or with block)
 
 
-_regions: dict[types.CodeType, PythonRegion | None] = {}  # source code -> its region
+_regions: dict[tuple, PythonRegion | None] = {}  # (source code, start) -> its region
 _region_codes: dict[types.CodeType, PythonRegion] = {}  # region code -> region
 
 
@@ -239,21 +239,22 @@ def region_of(code: types.CodeType) -> PythonRegion | None:
     return _region_codes.get(code)
 
 
-def python_region(code: types.CodeType) -> PythonRegion | None:
-    """`code` as it is, except that where control leaves the region it starts in (the first
-    point after it with an empty stack, outside loops and exception handlers) it calls the
-    resume function for that point, which the hook compiles. None when no such point exists:
-    then the whole frame runs in Python. Made once per code object."""
-    if code not in _regions:
-        region = _regions[code] = _make_region(code)
+def python_region(code: types.CodeType, start: int | None = None) -> PythonRegion | None:
+    """`code` as it is, except that where control leaves the region that instruction `start`
+    is in (the first point after it with an empty stack, outside loops and exception handlers)
+    it calls the resume function for that point, which the hook compiles. `start` defaults to
+    where the code starts. None when no such point exists: then the whole frame runs in Python.
+    Made once per code object and start."""
+    key = (code, start)
+    if key not in _regions:
+        region = _regions[key] = _make_region(code, entry_index(code) if start is None else start)
         if region is not None:
             _region_codes[region.code] = region
-    return _regions[code]
+    return _regions[key]
 
 
-def _make_region(code: types.CodeType) -> PythonRegion | None:
+def _make_region(code: types.CodeType, entry: int) -> PythonRegion | None:
     facts = analyze(code)
-    entry = entry_index(code)
     bound = facts.bound_locals(0, frozenset(code.co_varnames[: compat.argument_slots(code)]) - set(code.co_cellvars))
     exit_index = next((index for index in range(entry + 1, len(facts.instructions))
                        if _can_hand_off(facts, index, bound)), None)
@@ -300,7 +301,8 @@ def _make_region(code: types.CodeType) -> PythonRegion | None:
     transformed.extend(items)
     stacksize = max(code.co_stacksize, 6 + len(live) + len(closure_names(code)))
     region = transformed.to_code(stacksize=stacksize, compute_exception_stack_depths=False)
-    return PythonRegion(compat.flatten_signature(region), entry_line(code), lineno, code, facts.in_loop(entry))
+    return PythonRegion(compat.flatten_signature(region), line_at(facts, entry, code.co_firstlineno), lineno, code,
+                        facts.in_loop(entry))
 
 
 class HandOff:

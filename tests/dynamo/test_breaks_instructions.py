@@ -309,9 +309,11 @@ def generator_with_state_across_yields(x):
 
 
 @pytest.mark.parametrize("fn, args, expected", [
-    (comprehension_with_break, (arange(3),), {True: (1, 2, 1), False: (1, 1, 1)}),
-    (comprehension_with_branch, (arange(3, 2),), {True: (1, 2, 1), False: (1, 1, 1)}),
-    (set_and_dict_comprehensions, (arange(3),), {True: (2, 4, 2), False: (2, 2, 2)}),
+    # 3.11 breaks at the call of the comprehension's function, whose loop then runs in Python;
+    # 3.12+ break inside the inlined loop: the same counts
+    (comprehension_with_break, (arange(3),), {True: (1, 1, 1), False: (1, 1, 1)}),
+    (comprehension_with_branch, (arange(3, 2),), {True: (1, 1, 1), False: (1, 1, 1)}),
+    (set_and_dict_comprehensions, (arange(3),), {True: (2, 2, 2), False: (2, 2, 2)}),
     (generator_expression_consumed_by_sum, (arange(3),), {True: (1, 1, 0), False: (1, 1, 0)}),
     (generator_function_with_print_in_loop, (arange(3, 2),), {True: (2, 1, 1), False: (2, 1, 1)}),
     (generator_with_state_across_yields, (arange(4, 2),), {True: (1, 1, 1), False: (1, 1, 1)}),
@@ -319,7 +321,8 @@ def generator_with_state_across_yields(x):
 def test_break_inside_comprehensions_and_generators(fn, args, expected):
     run = compare(fn, *args)
     assert counts(run) == expected[PY311]
-    assert all(f.startswith(Category.LOOP_BREAK) for f in run.fallbacks)
+    assert all(f.startswith(Category.LOOP_BREAK) or "exists only at run time, so the loop runs in Python" in f
+               for f in run.fallbacks)
 
 
 # ---- inlining, closures, frames of every shape --------------------------------------------------------
