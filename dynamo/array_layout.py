@@ -49,3 +49,11 @@ def layout_spec(shape: tuple[int, ...], dtype: np.dtype) -> Any | None:
     if not LAYOUT_VERIFIED:
         return None
     return (np.ndarray, ((_ND, "int", len(shape)), (_DIMENSIONS, "ssize_array", tuple(shape)), (_DESCR, "ptr", dtype)))
+
+
+def ndim_layout_spec(ndim: int, dtype: np.dtype) -> Any | None:
+    """struct_is spec `exact ndarray with this ndim and dtype object`: the sizes of an array with
+    dynamic dimensions are checked by its size guards (dynamo.shapes.guards)."""
+    if not LAYOUT_VERIFIED:
+        return None
+    return (np.ndarray, ((_ND, "int", ndim), (_DESCR, "ptr", dtype)))

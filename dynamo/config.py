@@ -49,3 +49,7 @@ trace_instruction_budget: int = 100_000
 
 # Depth of user-function calls inlined into one graph (recursion included).
 inline_depth_limit: int = 24
+
+# Dynamic shapes (dynamo/shapes): a dimension whose size changed between two compiles of the same
+# code object is compiled as a sympy symbol from then on (compile(dynamic=None), the default).
+automatic_dynamic_shapes: bool = True

@@ -18,6 +18,7 @@ from .bytecode_compat import flatten_signature
 from .exc import BackendCompilerFailed, Category, SourceLocation, Unsupported
 from .guards import GuardKind, GuardSet, failure_reason
 from .logs import get_artifact_logger
+from .shapes import DynamicShapeError, FrameState, ShapePolicy, policy_scope
 from .sources import LocalSource
 
 guards_log = get_artifact_logger("guards")
@@ -138,6 +139,7 @@ class ConvertFrame:
         # every frame this callback compiled, in order (explain() and tests read it)
         self.compiled_frames: list[tuple[types.CodeType, CompiledFrame]] = []
         self.recompiles: list[tuple[types.CodeType, list[str]]] = []  # (code, guard failures)
+        self.shape_state = FrameState()  # sizes compiled for so far (automatic dynamic shapes)
 
     def __repr__(self) -> str:
         return f"<ConvertFrame backend={self.backend_name!r} fullgraph={self.fullgraph}>"
@@ -178,7 +180,10 @@ class ConvertFrame:
         """Trace the frame into a graph; when something cannot be captured, fall back to the
         frame's own code (guarded on argument types, so the same inputs do not retrace)."""
         try:
-            return trace_frame(frame, self.backend, self.backend_name, self.fullgraph)
+            with policy_scope(ShapePolicy(self.dynamic, self.shape_state, frame.f_code)):
+                return trace_frame(frame, self.backend, self.backend_name, self.fullgraph)
+        except DynamicShapeError:
+            raise
         except Unsupported as reason:
             if self.fullgraph:
                 raise
@@ -240,5 +245,6 @@ class ConvertFrame:
 
     def reset(self) -> None:
         self._limit_warned.clear()
+        self.shape_state.clear()
         self.compiled_frames.clear()
         self.recompiles.clear()

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _C
-from .array_layout import layout_spec
+from .array_layout import layout_spec, ndim_layout_spec
 from .sources import AttrSource, Source
 
 
@@ -24,6 +24,9 @@ class GuardKind(enum.Enum):
     SAME_AS = "same_as"  # value: another Source that must be the very same object (aliasing relied on)
     DISTINCT_FROM = "distinct_from"  # value: another Source that must be a different object
     NO_OVERLAP = "no_overlap"  # value: NoOverlap(other source): two arrays that share no memory
+    # value: shapes.guards.SizeEntry, one relation of the dynamic sizes; all of an entry's
+    # relations are checked by one generated predicate over the arrays' shapes (call_many)
+    SIZES = "sizes"
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ class Guard:
             return f"{name} is {_describe(self.value)}"
         if self.kind is GuardKind.LEN_IS:
             return f"len({name}) == {self.value}"
-        if self.kind in (GuardKind.CALL, GuardKind.NO_OVERLAP):
+        if self.kind in (GuardKind.CALL, GuardKind.NO_OVERLAP, GuardKind.SIZES):
             return self.value.describe(name)
         if self.kind in _RELATIONS:
             return f"{name} {'is' if self.kind is GuardKind.SAME_AS else 'is not'} {self.value.name()}"
@@ -178,7 +181,15 @@ class _ProgramBuilder:
                 continue
             dtype = by_key.get((AttrSource(guard.source, "dtype"), GuardKind.EQUALS))
             shape = by_key.get((AttrSource(guard.source, "shape"), GuardKind.EQUALS))
+            if shape is None:  # dynamic sizes: the layout pins ndim, the size guards the sizes
+                shape = by_key.get((AttrSource(guard.source, "ndim"), GuardKind.EQUALS))
             if dtype is None or shape is None or not isinstance(dtype.value, np.dtype):
+                continue
+            if type(shape.value) is int and np.dtype(dtype.value.str) is dtype.value:
+                spec = ndim_layout_spec(shape.value, dtype.value)
+                if spec is not None:
+                    self.layouts[guard] = (spec, ArrayLayout((guard, dtype, shape)))
+                    self.covered |= {dtype, shape}
                 continue
             if not (isinstance(shape.value, tuple) and all(type(d) is int for d in shape.value)):
                 continue  # symbolic sizes: checked one by one
@@ -226,7 +237,17 @@ class _ProgramBuilder:
             self.emit(guard, "call_many", _no_shared_memory, (a, b))
 
 
+    def lower_sizes(self, guard: Guard) -> None:
+        """The first entry runs the generated predicate on every dynamic array's shape; the
+        others only print (the predicate checks them all, in order)."""
+        if guard.value.index == 0:
+            sizes = guard.value.guards
+            registers = tuple(self.load(AttrSource(source, "shape")) for source in sizes.sources)
+            self.emit(sizes, "call_many", sizes.check, registers)
+
+
 _LOWERINGS: dict[GuardKind, Callable[[_ProgramBuilder, Guard], None]] = {
+    GuardKind.SIZES: _ProgramBuilder.lower_sizes,
     GuardKind.TYPE_IS: _ProgramBuilder.lower_type_is,
     GuardKind.SAME_AS: _ProgramBuilder.lower_relation,
     GuardKind.DISTINCT_FROM: _ProgramBuilder.lower_relation,

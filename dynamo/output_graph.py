@@ -7,6 +7,8 @@ import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from . import _C, config
 from .exc import BackendCompilerFailed, Category, SourceLocation, unsupported
 from .fx_ir.graph import Graph
@@ -62,6 +64,12 @@ class OutputGraph:
         self.root_globals = f_globals
         self.current_location: SourceLocation | None = None
         self.instructions_traced = 0
+        # dynamic sizes: the policy of the frame being compiled, and this trace's symbols
+        from .shapes import ShapeEnv, current_policy
+
+        self.shape_policy = current_policy()
+        self.shape_env = ShapeEnv(lambda: self.current_location)
+        self.shape_policy.env = self.shape_env
 
     def count_instruction(self) -> None:
         self.instructions_traced += 1
@@ -84,11 +92,20 @@ class OutputGraph:
         from .sources import AttrSource
 
         self.guard(AttrSource(source, "dtype"), GuardKind.EQUALS, value.dtype)
-        self.guard(AttrSource(source, "shape"), GuardKind.EQUALS, value.shape)
+        meta = TensorMeta.from_value(value)
+        if isinstance(value, np.ndarray):
+            dynamic, marked = self.shape_policy.dynamic_dims(source.name(), value)
+            shape = self.shape_env.array_shape(source, value.shape, dynamic, marked) if dynamic else value.shape
+        else:
+            shape = value.shape
+        if source in self.shape_env.arrays:  # sizes checked by the size guards, ndim here
+            self.guard(AttrSource(source, "ndim"), GuardKind.EQUALS, value.ndim)
+            meta = TensorMeta(shape, value.dtype)
+        else:
+            self.guard(AttrSource(source, "shape"), GuardKind.EQUALS, value.shape)
         name = _placeholder_name(source)
         with self.graph.inserting_before(self._first_non_placeholder()):
             node = self.graph.placeholder(name)
-        meta = TensorMeta.from_value(value)
         node.meta["val"] = meta
         node.meta["source"] = source.name()
         variable = ArrayVariable(node, meta, source=source)
@@ -112,17 +129,37 @@ class OutputGraph:
         """A shape, size or dtype read off an array's meta, as the program sees it."""
         from .variables.builder import wrap_constant_result
 
+        if self.shape_env.has_symbols(value):  # a Python value: the symbols it holds are fixed
+            value = self.shape_env.specialize(value, "a size used as a Python value")
         return wrap_constant_result(value)
 
     def static_size(self, value: Any, why: str) -> int:
-        return int(value)
+        """A size the trace needs as a number (a loop's trip count): fixed with a guard."""
+        return int(self.shape_env.specialize(value, why))
 
     def count_ops(self) -> int:
         return sum(1 for n in self.graph.nodes if n.op not in ("placeholder", "output"))
 
     # ---- finishing -------------------------------------------------------------------------------------
     def compile_graph(self, outputs: list[ArrayVariable]) -> CompiledGraph | None:
-        """Add the output node, run the backend; None when there is nothing to run."""
+        """Add the output node, run the backend; None when there is nothing to run. Then the
+        size guards: every fact about dynamic sizes relied on, the backend's included."""
+        try:
+            return self._compile_graph(outputs)
+        finally:
+            self.install_size_guards()
+
+    def install_size_guards(self) -> None:
+        if not self.shape_env.arrays:
+            return
+        from .shapes.guards import SizeGuards
+
+        size_guards = SizeGuards(self.shape_env)
+        first = size_guards.sources[0]
+        for entry in size_guards.entries():
+            self.guards.add(first, GuardKind.SIZES, entry)
+
+    def _compile_graph(self, outputs: list[ArrayVariable]) -> CompiledGraph | None:
         if self.count_ops() == 0 and not outputs:
             return None
         unique: list[ArrayVariable] = []

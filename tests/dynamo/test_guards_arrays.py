@@ -289,7 +289,8 @@ def test_cache_limit_warns_once_naming_the_function_and_the_guard():
         return a + 1
 
     compiled, counter = compile_with_counter(shapes)
-    with config.patch(cache_size_limit=3), warnings.catch_warnings(record=True) as caught:
+    with config.patch(cache_size_limit=3, automatic_dynamic_shapes=False), \
+            warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for n in range(1, 8):
             x = sample((n,))

@@ -1,0 +1,138 @@
+"""Which dimensions of an input array are dynamic.
+
+Static by default. `compile(dynamic=True)` makes every size dynamic from the first call,
+`dynamic=False` never any. With `config.automatic_dynamic_shapes`, a ConvertFrame remembers per
+code object, argument and dimension the sizes it compiled for; a dimension seen with a second
+size becomes dynamic from then on (so lengths 5..100 compile twice). `mark_dynamic(x, dim)` and
+`mark_static(x, dim)` decide per array object. Sizes 0 and 1 always stay static.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import types
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+
+from .. import config
+from ..fx_ir.ops.symbolic import SizeOracle, StructuralOracle, using_oracle
+from .env import ShapeEnv
+
+# id(array) -> (weak reference, {dim: True for dynamic, False for static})
+_marks: dict[int, tuple[Any, dict[int, bool]]] = {}
+
+
+def _mark(x: Any, dim: int, dynamic: bool, what: str) -> None:
+    if type(x) is not np.ndarray:
+        raise TypeError(f"dynamo.{what} takes an ndarray, not {type(x).__name__}")
+    if not isinstance(dim, int) or isinstance(dim, bool) or not -x.ndim <= dim < x.ndim:
+        raise ValueError(f"dynamo.{what}: dim {dim!r} is out of range for an array of {x.ndim} dimensions")
+    dim %= x.ndim
+    key = id(x)
+    entry = _marks.get(key)
+    if entry is None or entry[0]() is not x:
+        entry = (weakref.ref(x, lambda _, key=key: _marks.pop(key, None)), {})
+        _marks[key] = entry
+    entry[1][dim] = dynamic
+
+
+def mark_dynamic(x: np.ndarray, dim: int) -> None:
+    """Compile dimension `dim` of `x` as a symbol from the first call; tracing code that needs
+    its value as a Python number then raises DynamicShapeError naming the line."""
+    _mark(x, dim, True, "mark_dynamic")
+
+
+def mark_static(x: np.ndarray, dim: int) -> None:
+    """Never make dimension `dim` of `x` dynamic (not even with dynamic=True or automatically)."""
+    _mark(x, dim, False, "mark_static")
+
+
+def marks_of(x: Any) -> dict[int, bool]:
+    entry = _marks.get(id(x))
+    return entry[1] if entry is not None and entry[0]() is x else {}
+
+
+class FrameState:
+    """Sizes compiled for so far, per (code object, argument source, dim); None once it varied."""
+
+    def __init__(self) -> None:
+        self._seen: "weakref.WeakKeyDictionary[types.CodeType, dict[str, list[int | None]]]" = \
+            weakref.WeakKeyDictionary()
+
+    def observe(self, code: types.CodeType, name: str, shape: tuple[int, ...]) -> set[int]:
+        """Record `shape`; the dimensions that have had more than one size."""
+        per_code = self._seen.setdefault(code, {})
+        seen = per_code.get(name)
+        if seen is None or len(seen) != len(shape):
+            per_code[name] = list(shape)
+            return set()
+        for d, size in enumerate(shape):
+            if seen[d] is not None and seen[d] != size:
+                seen[d] = None
+        return {d for d, size in enumerate(seen) if size is None}
+
+    def clear(self) -> None:
+        self._seen = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class ShapePolicy:
+    """Dynamic-shape settings of one frame being compiled, and the ShapeEnv of its current trace."""
+
+    dynamic: bool | None = None
+    state: FrameState | None = None
+    code: types.CodeType | None = None
+    env: ShapeEnv | None = field(default=None, repr=False)
+
+    def dynamic_dims(self, name: str, value: np.ndarray) -> tuple[set[int], set[int]]:
+        """(dynamic dims, those of them marked with mark_dynamic) for the input array `value`."""
+        if self.dynamic is False or value.ndim == 0:
+            return set(), set()
+        marks = marks_of(value)
+        dims: set[int] = set()
+        if self.dynamic is True:
+            dims = set(range(value.ndim))
+        elif config.automatic_dynamic_shapes and self.state is not None and self.code is not None:
+            dims = self.state.observe(self.code, name, value.shape)
+        marked = {d for d, dynamic in marks.items() if dynamic}
+        dims = (dims | marked) - {d for d, dynamic in marks.items() if not dynamic}
+        return dims, marked & dims
+
+
+_POLICY: contextvars.ContextVar[ShapePolicy | None] = contextvars.ContextVar("dynamo_shape_policy", default=None)
+
+
+def current_policy() -> ShapePolicy:
+    """The policy of the frame being compiled (a static one outside ConvertFrame)."""
+    return _POLICY.get() or ShapePolicy(dynamic=False)
+
+
+class _CurrentEnvOracle(SizeOracle):
+    """Answers the registry's size questions with the ShapeEnv of the trace in progress."""
+
+    def __init__(self, policy: ShapePolicy) -> None:
+        self.policy = policy
+        self.fallback = StructuralOracle()
+
+    def _target(self) -> SizeOracle:
+        return self.policy.env or self.fallback
+
+    def decide_equal(self, a: Any, b: Any) -> bool:
+        return self._target().decide_equal(a, b)
+
+    def decide_nonnegative(self, a: Any) -> bool:
+        return self._target().decide_nonnegative(a)
+
+
+@contextlib.contextmanager
+def policy_scope(policy: ShapePolicy) -> Iterator[ShapePolicy]:
+    """Compile a frame under `policy`: OutputGraphs made inside take their ShapeEnv from it."""
+    token = _POLICY.set(policy)
+    try:
+        with using_oracle(_CurrentEnvOracle(policy)):
+            yield policy
+    finally:
+        _POLICY.reset(token)
