@@ -21,16 +21,26 @@ def add(x, y):
 
 
 def measure(calls: int = 200_000) -> list[dict]:
+    import numpy as np
+
     import dynamo
     from harness import interleaved_medians
 
+    x, y = np.ones((8, 4)), np.ones((8, 4))
     rows = []
-    for label, fn, args, kwargs in [
-        ("f(x) -> x, positional", trivial, (1,), {}),
-        ("f(x, y) -> x + y, positional", add, (1, 2), {}),
-        ("f(x, y) -> x + y, keyword", add, (1,), {"y": 2}),
+    for label, fn, args, kwargs, dynamic in [
+        ("f(x) -> x, positional", trivial, (1,), {}, None),
+        ("f(x, y) -> x + y, positional", add, (1, 2), {}, None),
+        ("f(x, y) -> x + y, keyword", add, (1,), {"y": 2}, None),
+        # (8, 4) arrays. Static: struct_is compares the shape. Dynamic: struct_is checks each
+        # symbol >= 2 (ssize_pattern); relations between symbols (Eq(s0, s2)) run one generated
+        # Python predicate
+        ("array x, static shape", trivial, (x,), {}, False),
+        ("array x, dynamic (s0, s1)", trivial, (x,), {}, True),
+        ("arrays x + y, static shapes", add, (x, y), {}, False),
+        ("arrays x + y, dynamic + Eq guards", add, (x, y), {}, True),
     ]:
-        compiled = dynamo.compile(fn, backend="eager")
+        compiled = dynamo.compile(fn, backend="eager", dynamic=dynamic)
         compiled(*args, **kwargs)  # compile before timing
         times = interleaved_medians(
             {"plain": lambda: fn(*args, **kwargs), "compiled": lambda: compiled(*args, **kwargs)}, calls

@@ -29,14 +29,16 @@ static const char *const op_names[OP_COUNT] = {
  * computes offsets from the documented layout of the type and verifies them on a live object;
  * the type check before the reads keeps them in bounds (offsets are checked against
  * tp_basicsize when the program is built). */
-typedef enum { FIELD_PTR, FIELD_INT, FIELD_SSIZE_ARRAY } FieldKind;
+typedef enum { FIELD_PTR, FIELD_INT, FIELD_SSIZE_ARRAY, FIELD_SSIZE_PATTERN } FieldKind;
 
 typedef struct {
     FieldKind kind;
     Py_ssize_t offset;
     PyObject *expected;     /* FIELD_PTR: the object the pointer must be (strong) */
     int expected_int;       /* FIELD_INT */
-    Py_ssize_t *values;     /* FIELD_SSIZE_ARRAY: the pointed-to array must start with these */
+    Py_ssize_t *values;     /* FIELD_SSIZE_ARRAY: the pointed-to array must start with these;
+                             * FIELD_SSIZE_PATTERN: the same, except that a negative entry -m
+                             * accepts any value >= m (a dynamic size: dynamo/shapes) */
     Py_ssize_t nvalues;
 } FieldCheck;
 
@@ -129,7 +131,7 @@ static GuardOp parse_op(PyObject *name) {
 }
 
 /* struct_is spec: (exact_type, ((offset, "ptr", obj) | (offset, "int", n) |
- * (offset, "ssize_array", (n0, n1, ...)), ...)) */
+ * (offset, "ssize_array", (n0, n1, ...)) | (offset, "ssize_pattern", (n0, -2, ...)), ...)) */
 static int parse_struct_spec(PyObject *spec, GuardInstr *ins) {
     if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 2 || !PyType_Check(PyTuple_GET_ITEM(spec, 0)) ||
         !PyTuple_Check(PyTuple_GET_ITEM(spec, 1))) {
@@ -168,8 +170,8 @@ static int parse_struct_spec(PyObject *spec, GuardInstr *ins) {
             field->expected_int = (int)PyLong_AsLong(expected);
             if (field->expected_int == -1 && PyErr_Occurred()) return -1;
         }
-        else if (strcmp(kind, "ssize_array") == 0 && PyTuple_Check(expected)) {
-            field->kind = FIELD_SSIZE_ARRAY;
+        else if ((strcmp(kind, "ssize_array") == 0 || strcmp(kind, "ssize_pattern") == 0) && PyTuple_Check(expected)) {
+            field->kind = kind[6] == 'a' ? FIELD_SSIZE_ARRAY : FIELD_SSIZE_PATTERN;
             field->nvalues = PyTuple_GET_SIZE(expected);
             field->values = PyMem_Calloc(field->nvalues ? field->nvalues : 1, sizeof(Py_ssize_t));
             if (field->values == NULL) {
@@ -212,6 +214,15 @@ static int struct_matches(const GuardInstr *ins, PyObject *value) {
             if (field->nvalues && (values == NULL ||
                                    memcmp(values, field->values, field->nvalues * sizeof(Py_ssize_t)) != 0)) {
                 return 0;
+            }
+            break;
+        }
+        case FIELD_SSIZE_PATTERN: {
+            const Py_ssize_t *values = *(Py_ssize_t *const *)(base + field->offset);
+            if (field->nvalues && values == NULL) return 0;
+            for (Py_ssize_t v = 0; v < field->nvalues; v++) {
+                Py_ssize_t want = field->values[v];
+                if (want >= 0 ? values[v] != want : values[v] < -want) return 0;
             }
             break;
         }

@@ -51,9 +51,11 @@ def layout_spec(shape: tuple[int, ...], dtype: np.dtype) -> Any | None:
     return (np.ndarray, ((_ND, "int", len(shape)), (_DIMENSIONS, "ssize_array", tuple(shape)), (_DESCR, "ptr", dtype)))
 
 
-def ndim_layout_spec(ndim: int, dtype: np.dtype) -> Any | None:
-    """struct_is spec `exact ndarray with this ndim and dtype object`: the sizes of an array with
-    dynamic dimensions are checked by its size guards (dynamo.shapes.guards)."""
+
+def pattern_layout_spec(pattern: tuple[int, ...], dtype: np.dtype) -> Any | None:
+    """struct_is spec for an array with dynamic sizes: exact ndarray, this ndim and dtype object,
+    and sizes matching `pattern` (an int: that size; -m: any size >= m, see dynamo/shapes)."""
     if not LAYOUT_VERIFIED:
         return None
-    return (np.ndarray, ((_ND, "int", ndim), (_DESCR, "ptr", dtype)))
+    return (np.ndarray, ((_ND, "int", len(pattern)), (_DIMENSIONS, "ssize_pattern", tuple(pattern)),
+                         (_DESCR, "ptr", dtype)))

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _C
-from .array_layout import layout_spec, ndim_layout_spec
+from .array_layout import layout_spec, pattern_layout_spec
 from .sources import AttrSource, Source
 
 
@@ -166,6 +166,7 @@ class _ProgramBuilder:
         self.registers: dict[Source, int] = {}
         self.layouts: dict[Guard, tuple[Any, ArrayLayout]] = {}  # TYPE_IS ndarray guard -> struct_is
         self.covered: set[Guard] = set()  # guards checked by a struct_is already
+        self.in_struct: set[Source] = set()  # dynamic arrays whose sizes a struct_is checks
 
     def build(self, guards: list[Guard]) -> Any:
         self.find_array_layouts(guards)
@@ -176,6 +177,11 @@ class _ProgramBuilder:
 
     def find_array_layouts(self, guards: list[Guard]) -> None:
         by_key = {(g.source, g.kind): g for g in guards}
+        patterns: dict[Source, tuple] = {}  # dynamic arrays: sizes as a struct_is ssize_pattern
+        for guard in guards:
+            if guard.kind is GuardKind.SIZES:
+                patterns.update(guard.value.guards.patterns)
+        self.in_struct: set[Source] = set()
         for guard in guards:
             if guard.kind is not GuardKind.TYPE_IS or guard.value is not np.ndarray:
                 continue
@@ -186,10 +192,12 @@ class _ProgramBuilder:
             if dtype is None or shape is None or not isinstance(dtype.value, np.dtype):
                 continue
             if type(shape.value) is int and np.dtype(dtype.value.str) is dtype.value:
-                spec = ndim_layout_spec(shape.value, dtype.value)
+                pattern = patterns.get(guard.source)
+                spec = None if pattern is None else pattern_layout_spec(pattern, dtype.value)
                 if spec is not None:
                     self.layouts[guard] = (spec, ArrayLayout((guard, dtype, shape)))
                     self.covered |= {dtype, shape}
+                    self.in_struct.add(guard.source)
                 continue
             if not (isinstance(shape.value, tuple) and all(type(d) is int for d in shape.value)):
                 continue  # symbolic sizes: checked one by one
@@ -242,8 +250,10 @@ class _ProgramBuilder:
         others only print (the predicate checks them all, in order)."""
         if guard.value.index == 0:
             sizes = guard.value.guards
-            registers = tuple(self.load(AttrSource(source, "shape")) for source in sizes.sources)
-            self.emit(sizes, "call_many", sizes.check, registers)
+            check, sources = sizes.predicate(self.in_struct)
+            if check is not None:
+                registers = tuple(self.load(AttrSource(source, "shape")) for source in sources)
+                self.emit(sizes, "call_many", check, registers)
 
 
 _LOWERINGS: dict[GuardKind, Callable[[_ProgramBuilder, Guard], None]] = {

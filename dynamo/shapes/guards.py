@@ -12,7 +12,10 @@ The generated predicate for `x` of shape (s0, 4) and `y` of shape (s1,) reads
         if not (s0 == s1): return fail(3, (sh0, sh1))
         return True
 
-Nothing is re-derived by sympy per call; `fail` only keeps the index and the sizes (ints) for the
+When NumPy's struct layout is verified, each array's own sizes (static ones, and `s >= 2`) are
+checked in C by its `struct_is` instruction (an `ssize_pattern` field) and only the relations
+between symbols are left to the predicate (none: no predicate at all). Nothing is re-derived by
+sympy per call; `fail` only keeps the index and the sizes (ints) for the
 recompile message (`Eq(s0, 8) failed: L['x'].shape[0] is 9`).
 """
 from __future__ import annotations
@@ -39,22 +42,26 @@ class SizeEntry:
 class SizeGuards:
     def __init__(self, env: ShapeEnv) -> None:
         self.sources = list(env.arrays)
+        # per source: its sizes as a struct_is `ssize_pattern` (static sizes, -2 for a symbol >= 2)
+        self.patterns = {source: tuple(n if isinstance(n, int) else -MIN_DYNAMIC_SIZE for n in shape)
+                         for source, shape in env.arrays.items()}
         self.texts: list[str] = []
         self.places: list[list[tuple[int, int]]] = []  # per entry: the (array, dim) sizes it reads
-        conditions: list[str] = []
+        self.conditions: list[str] = []
+        self.owner: list[Any] = []  # per entry: the array whose own layout it is (None: a relation)
         names: dict[sympy.Symbol, str] = {}
         where: dict[sympy.Symbol, tuple[int, int]] = {}
-        bindings: list[str] = []
+        self.bindings: dict[sympy.Symbol, str] = {}
         for k, (source, shape) in enumerate(env.arrays.items()):
             for d, size in enumerate(shape):
                 if isinstance(size, int):
-                    self._add(f"{source.name()}.shape[{d}] == {size}", f"sh{k}[{d}] == {size}", [(k, d)], conditions)
+                    self._add(f"{source.name()}.shape[{d}] == {size}", f"sh{k}[{d}] == {size}", [(k, d)], source)
                 elif size not in names:
                     names[size] = str(size)
                     where[size] = (k, d)
-                    bindings.append(f"    {size} = sh{k}[{d}]")
+                    self.bindings[size] = f"sh{k}[{d}]"
                     self._add(f"{size} >= {MIN_DYNAMIC_SIZE}  ({size} = {env.symbols[size].origin})",
-                              f"{size} >= {MIN_DYNAMIC_SIZE}", [(k, d)], conditions)
+                              f"{size} >= {MIN_DYNAMIC_SIZE}", [(k, d)], source)
         self._slow: dict[str, Any] = {}
         for relation, note in env.relations.items():
             places = [where[s] for s in sorted(relation.free_symbols, key=str) if s in where]
@@ -66,22 +73,34 @@ class SizeGuards:
                 symbols = sorted(relation.free_symbols, key=str)
                 self._slow[key] = sympy.lambdify(symbols, relation, modules=[{"Mod": lambda a, b: a % b}, "math"])
                 code = f"{key}({', '.join(names[s] for s in symbols)})"
-            self._add(text, code, places, conditions)
+            self._add(text, code, places, None)
+        self.last_failure: tuple[int, tuple] | None = None
+        self.source = ""
+        self.check = self.predicate(set())[0]
+
+    def predicate(self, in_struct: set[Any]) -> tuple[Any, list[Any]]:
+        """(the generated check, the sources whose shapes it takes), leaving out what the
+        struct_is instructions of the arrays in `in_struct` check already; (None, []) if nothing
+        is left. Compiled here, once per compiled entry."""
+        todo = [i for i, owner in enumerate(self.owner) if owner is None or owner not in in_struct]
+        if not todo:
+            return None, []
         args = ", ".join(f"sh{k}" for k in range(len(self.sources)))
-        lines = [f"def check({args}):", *bindings]
-        for i, condition in enumerate(conditions):
-            lines.append(f"    if not ({condition}): return _fail({i}, ({args},))")
+        lines = [f"def check({args}):"]
+        lines += [f"    {symbol} = {place}" for symbol, place in self.bindings.items()]
+        for i in todo:
+            lines.append(f"    if not ({self.conditions[i]}): return _fail({i}, ({args},))")
         lines.append("    return True")
         self.source = "\n".join(lines)
         namespace: dict[str, Any] = {"_fail": self._fail, **self._slow}
         exec(compile(self.source, "<dynamo size guards>", "exec"), namespace)
-        self.check = namespace["check"]
-        self.last_failure: tuple[int, tuple] | None = None
+        return namespace["check"], list(self.sources)
 
-    def _add(self, text: str, code: str, places: list[tuple[int, int]], conditions: list[str]) -> None:
+    def _add(self, text: str, code: str, places: list[tuple[int, int]], owner: Any) -> None:
         self.texts.append(text)
         self.places.append(places)
-        conditions.append(code)
+        self.conditions.append(code)
+        self.owner.append(owner)
 
     def _fail(self, index: int, shapes: tuple) -> bool:
         self.last_failure = (index, shapes)
