@@ -137,18 +137,25 @@ class ExplainOutput:
         return sum(len(ops) for ops in self.ops_per_graph)
 
     def reasons_by_frequency(self) -> list[tuple[BreakReason, int]]:
-        """Distinct reasons with how often each occurred, most frequent first (then the most
-        frequent category, then the order they happened in)."""
-        counts: Counter = Counter(reason._key() for reason in self.break_reasons)
-        categories = Counter(reason.category for reason in self.break_reasons)
-        first: dict[tuple, BreakReason] = {}
+        """Distinct reasons (the same thing at the same user line, wherever it broke) with how
+        often each occurred, most frequent first, then the most frequent category, then the
+        order they happened in."""
+        return [(group[0], len(group)) for group in self._groups()]
+
+    def _groups(self) -> list[list[BreakReason]]:
+        groups: dict[tuple, list[BreakReason]] = {}
         for reason in self.break_reasons:
-            first.setdefault(reason._key(), reason)
-        order = list(first)
-        ranked = sorted(order, key=lambda k: (-counts[k], -categories[first[k].category], order.index(k)))
-        return [(first[key], counts[key]) for key in ranked]
+            groups.setdefault((reason.kind, reason.category, reason.explanation, reason.location), []).append(reason)
+        categories = Counter(reason.category for reason in self.break_reasons)
+        order = list(groups)
+        ranked = sorted(order, key=lambda k: (-len(groups[k]), -categories[k[1]], order.index(k)))
+        return [groups[key] for key in ranked]
 
     def __str__(self) -> str:
+        return self.format()
+
+    def format(self, guards: int | None = 8) -> str:
+        """The report; `guards`: how many guards to list per frame (None: all, 0: only a count)."""
         in_python = sum(1 for r in self.break_reasons if r.kind == RUNS_IN_PYTHON)
         uncompiled = sum(1 for r in self.break_reasons if r.kind == UNCOMPILED)
         lines = [
@@ -166,24 +173,53 @@ class ExplainOutput:
             lines.append(f"Compiled frames: {', '.join(self.frames) or 'none'}")
         if self.break_reasons:
             lines.append("Break reasons (most frequent first):")
-            for index, (reason, count) in enumerate(self.reasons_by_frequency(), 1):
-                times = f" ({count} times)" if count > 1 else ""
-                text = str(reason).replace("\n", "\n     ")
-                lines.append(f"  {index}. [{reason.kind}]{times} {text}")
+            for index, group in enumerate(self._groups(), 1):
+                lines.append(f"  {index}. [{group[0].kind}] " + _describe_group(group).replace("\n", "\n     "))
         for index, ops in enumerate(self.ops_per_graph, 1):
-            lines.append(f"Graph {index}: {len(ops)} ops: {', '.join(ops)}")
+            if len(ops) <= 24:
+                lines.append(f"Graph {index}: {len(ops)} ops: {', '.join(ops)}")
+            else:  # an unrolled loop: which ops, how often
+                common = ", ".join(f"{op} x{n}" for op, n in Counter(ops).most_common(8))
+                lines.append(f"Graph {index}: {len(ops)} ops, most used: {common}")
         if self.recompiles:
             lines.append("Recompilations (the guard that failed):")
             lines.extend(f"  - {r}" for r in self.recompiles)
-        if self.guards_by_frame:
+        if guards == 0 and self.guards:
+            frames = len(self.guards_by_frame)
+            lines.append(f"Guards: {len(self.guards)} in {frames} frame{'s' if frames != 1 else ''} "
+                         "(dynamo.explain(fn) lists them)")
+        elif self.guards_by_frame:
             lines.append("Guards (checked on every call before the compiled code runs):")
-            for name, guards in self.guards_by_frame:
+            for name, frame_guards in self.guards_by_frame:
                 lines.append(f"  {name}:")
-                lines.extend(f"    {g}" for g in guards)
+                shown = frame_guards if guards is None else frame_guards[:guards]
+                lines.extend(f"    {g}" for g in shown)
+                if len(shown) < len(frame_guards):
+                    lines.append(f"    ... and {len(frame_guards) - len(shown)} more")
         elif self.guards:
             lines.append("Guards:")
             lines.extend(f"  {g}" for g in self.guards)
         return "\n".join(lines)
+
+
+def _describe_group(group: list[BreakReason]) -> str:
+    """One reason, or one reason that happened several times: where it broke each time."""
+    if len(group) == 1:
+        return str(group[0])
+    first = group[0]
+    lines = str(first).splitlines()
+    # the per-occurrence consequence line is replaced by the list of places it broke
+    detail = [line for line in lines if not line.startswith(("  graph break in", f"  {first.function} "))]
+    places = []
+    for reason in group:
+        place = reason.function
+        if len(reason.user_stack) > 1:
+            place += f" at line {reason.user_stack[0].lineno} (calling {reason.user_stack[1].function})"
+        places.append(place)
+    hint = [line for line in detail if line.startswith("  hint:")]
+    detail = [line for line in detail if not line.startswith("  hint:")]
+    noun = "graph breaks" if first.kind == GRAPH_BREAK else "times"
+    return "\n".join(detail + [f"  {len(group)} {noun}: in " + "; in ".join(places)] + hint)
 
 
 def report_from(callback: Any) -> ExplainOutput:

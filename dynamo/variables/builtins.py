@@ -92,6 +92,10 @@ class BuiltinVariable(VariableTracker):
         return super().var_getattr(tx, name)
 
     def call_function(self, tx: "Tx", args: Args, kwargs: Kwargs) -> VariableTracker:
+        if self.fn is print:
+            unsupported(Category.SIDE_EFFECT, "print() writes to the program's output, which happens in Python "
+                        "(between two graphs, with the values the first one computed)",
+                        "print less often, or outside the compiled function, to keep one graph")
         handler = _HANDLERS.get(self.fn)
         if handler is not None:
             result = handler(tx, *args, **kwargs) if _accepts(handler, args, kwargs) else None
@@ -107,10 +111,6 @@ class BuiltinVariable(VariableTracker):
                 from .arrays import ArrayVariable
 
                 array = next(a for a in [*args, *kwargs.values()] if isinstance(a, ArrayVariable))
-                if self.fn is print:
-                    unsupported(Category.DATA_DEPENDENT_VALUE,
-                                f"print() of {array.describe()} needs its value, which exists only when the graph "
-                                "has run", "print outside the compiled function, or accept a graph break here")
                 unsupported(Category.DATA_DEPENDENT_VALUE,
                             f"{self.fn.__name__}() of {array.describe()} needs the value computed at run time",
                             "keep it an array (or a NumPy scalar) to stay in the graph, or accept a graph break here")

@@ -82,8 +82,8 @@ def _class_attribute(tx: "Tx", cls: type, name: str, attribute: Any, owner: Vari
     if isinstance(attribute, types.FunctionType):
         function = _wrap(tx, attribute, source)
         return function if owner is None else UserMethodVariable(function, owner)
-    if isinstance(attribute, staticmethod):
-        return _wrap(tx, attribute.__func__, AttrSource(source, "__func__") if source else None)
+    if isinstance(attribute, staticmethod):  # cls.name is the function itself: the source reaches it
+        return _wrap(tx, attribute.__func__, source)
     if isinstance(attribute, classmethod):
         function = _wrap(tx, attribute.__func__, AttrSource(source, "__func__") if source else None)
         return UserMethodVariable(function, class_variable(tx, cls, None))

@@ -549,3 +549,25 @@ def test_loop_over_opaque_iterator_runs_in_python_and_compiles_after():
     assert counter.frame_count == 2 and len(graph_breaks(compiled)) == 1
     (reason,) = fallbacks(compiled)
     assert reason.startswith(Category.LOOP_BREAK)
+
+
+class WithStatic:
+    @staticmethod
+    def squash(z):
+        return 1 / (1 + np.exp(-z))
+
+    def forward(self, x):
+        return self.squash(x) * 2
+
+
+def test_staticmethod_called_through_self_is_guarded_once():
+    # the guard on the static method once read `type(self).squash.__func__`, which does not
+    # exist (the class attribute is the function itself): every call recompiled
+    from support import CompileCounter
+
+    counter = CompileCounter()
+    compiled = dynamo.compile(WithStatic.forward, backend=counter)
+    model = WithStatic()
+    for _ in range(4):
+        assert np.array_equal(compiled(model, arange(3)), model.forward(arange(3)))
+    assert counter.frame_count == 1
