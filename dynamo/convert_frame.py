@@ -36,7 +36,7 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
     """
     from .codegen import PyCodegen, assemble
     from .graph_break import (CannotBreak, NoHandOff, StartsInPython, codegen_break, describe_cannot_break,
-                              explain_break)
+                              explain_break, reconstruct)
     from .output_graph import OutputGraph
     from .symbolic_convert import InstructionTranslator
     from .translator.core import BreakHere
@@ -72,7 +72,7 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
             reason = detached(error)
             continue
         body = PyCodegen(code)
-        return_value.reconstruct(body)
+        reconstruct(body, tx, return_value)  # closures, generators, methods made while tracing too
         output.side_effects.codegen(body)
         breaks = []
         break

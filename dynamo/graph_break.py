@@ -16,10 +16,12 @@ from . import bytecode_compat as compat
 from .bytecode_analysis import analyze
 from .codegen import PyCodegen, output_local
 from .exc import Category, Unsupported, unsupported
-from .resume import load_resume_function, python_region, resume_code, starts_in_python
+from .resume import (arrange_live, load_resume_function, passing_order, python_region, resume_code,
+                     starts_in_python)
 from .variables.base import NULL, BoundMethodVariable, VariableTracker
 from .variables.functions import CellVariable, NestedFunctionVariable, UserMethodVariable
 from .variables.iterators import GeneratorVariable, IteratorVariable
+from .variables.objects import SuperVariable
 
 if TYPE_CHECKING:
     from .symbolic_convert import InstructionTranslator
@@ -64,6 +66,7 @@ _STACK_USE = {
     "STORE_SLICE": lambda i: (4, 0),
     "LOAD_ATTR": lambda i: (1, 2 if compat.attr_arg(i)[0] else 1),
     "LOAD_METHOD": lambda i: (1, 2),
+    "LOAD_SUPER_ATTR": lambda i: (3, 2 if compat.super_attr_arg(i)[0] else 1),
     "LOAD_GLOBAL": lambda i: (0, 2 if compat.global_arg(i)[0] else 1),
     "LOAD_DEREF": lambda i: (0, 1),
     **dict.fromkeys(("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE"), lambda i: (_arg(i), 1)),
@@ -76,9 +79,11 @@ _STACK_USE = {
     "IMPORT_FROM": lambda i: (1, 2),
     "LOAD_ASSERTION_ERROR": lambda i: (0, 1),
     "LOAD_BUILD_CLASS": lambda i: (0, 1),
-    **dict.fromkeys(("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE"),
-                    lambda i: (_arg(i), _arg(i) - 1)),
-    "MAP_ADD": lambda i: (_arg(i) + 1, _arg(i) - 1),
+    # the container sits at depth i once the item is popped: the span is the item and i more
+    # (not DICT_MERGE: its error message names the callable further down the stack)
+    **dict.fromkeys(("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE"),
+                    lambda i: (_arg(i) + 1, _arg(i))),
+    "MAP_ADD": lambda i: (_arg(i) + 2, _arg(i)),
     # match statements: MATCH_CLASS takes subject, class and names; the others keep the subject
     "MATCH_CLASS": lambda i: (3, 1),
     **dict.fromkeys(("MATCH_MAPPING", "MATCH_SEQUENCE", "GET_LEN"), lambda i: (1, 2)),
@@ -142,7 +147,7 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     check_breakable(tx, kind)
     cg = PyCodegen(tx.code)
     tx.output.side_effects.codegen(cg)  # the program sees the state plain Python would
-    _write_cells(cg, tx)
+    write_cells(cg, tx)
     stack = _unbind_methods(tx, list(tx.stack))
     if kind is BreakKind.SPLIT:
         _call_resume(cg, tx, tx.ip, stack)
@@ -226,25 +231,37 @@ def _consumer(tx: "InstructionTranslator", position: int) -> str | None:
     return None
 
 
-def _write_cells(cg: PyCodegen, tx: "InstructionTranslator") -> None:
+def write_cells(cg: PyCodegen, tx: "InstructionTranslator") -> None:
     """Store what the trace assigned to the frame's own cells into the real cells (the resume
     function shares them; its free variables go through side effects like any closure)."""
-    arguments = tx.code.co_varnames[: compat.argument_slots(tx.code)]
     for name in tx.code.co_cellvars:
-        cell = tx.symbolic_locals.get(name)
-        if not isinstance(cell, CellVariable):
-            continue
-        if cell.contents is not None:
-            reconstruct(cg, tx, cell.contents)
-            cg.append(Instr("STORE_DEREF", CellVar(name)))
-        elif name in arguments:  # an argument captured by an inner function, deleted since
-            cg.append(Instr("DELETE_DEREF", CellVar(name)))
+        _write_cell(cg, tx, name)
+
+
+def _write_cell(cg: PyCodegen, tx: "InstructionTranslator", name: str) -> None:
+    """Store what the trace left in the frame's cell `name` into the real cell, once per code."""
+    written = cg.__dict__.setdefault("cells_written", set())
+    cell = tx.symbolic_locals.get(name)
+    if name in written or not isinstance(cell, CellVariable):
+        return
+    written.add(name)
+    if cell.contents is not None:
+        reconstruct(cg, tx, cell.contents)
+        cg.append(Instr("STORE_DEREF", CellVar(name)))
+    elif name in tx.code.co_varnames[: compat.argument_slots(tx.code)]:  # an argument cell, deleted since
+        cg.append(Instr("DELETE_DEREF", CellVar(name)))
 
 
 def reconstruct(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTracker) -> None:
     """Push `value` in the transformed code. Beyond what values rebuild themselves: methods
     bound while tracing, and functions made by the frame (closures over its cells, 3.11's
     comprehension functions) — what a graph break finds on the stack or in the locals."""
+    if type(value) is SuperVariable:  # super() made while tracing: super(cls, obj) again
+        cg.begin_call(super)
+        reconstruct(cg, tx, value.cls)
+        reconstruct(cg, tx, value.obj)
+        cg.end_call(2)
+        return
     if type(value) in (UserMethodVariable, BoundMethodVariable, NestedFunctionVariable) \
             or isinstance(value, IteratorVariable):
         if cg.load_built(value):  # one object, however often the stack and the locals hold it
@@ -277,7 +294,10 @@ def _load_closure(cg: PyCodegen, tx: "InstructionTranslator", closure: list) -> 
                    if isinstance(tx.symbolic_locals.get(name), CellVariable)}
     for cell in closure:
         if id(cell) in frame_cells:
-            cg.append(compat.load_closure_instr(frame_cells[id(cell)]))
+            var = frame_cells[id(cell)]
+            if isinstance(var, CellVar):  # a closure leaving the frame sees what the trace stored
+                _write_cell(cg, tx, var.name)
+            cg.append(compat.load_closure_instr(var))
         elif not isinstance(cell, CellVariable):
             unsupported(Category.UNSUPPORTED_VALUE, f"{cell.describe()} in a closure cannot be rebuilt at a graph break")
         elif cell.external:
@@ -310,12 +330,13 @@ def _rebuild_generator(cg: PyCodegen, tx: "InstructionTranslator", generator: Ge
             unsupported(Category.UNSUPPORTED_VALUE, f"{generator.describe()} has variables captured by inner "
                         "functions and cannot be rebuilt in the middle of its body at a graph break",
                         "iterate over a list instead, or move the code that breaks the graph out of the loop")
-        live = tuple(sorted(name for name in analyze(child.code).live_locals(child.ip)
-                            if name in child.symbolic_locals and name in child.code.co_varnames))
+        plain = {name for name in child.symbolic_locals if name in child.code.co_varnames}
+        live = arrange_live(child.code, analyze(child.code).live_locals(child.ip) & plain, plain)
         stack = list(child.stack[:-1])  # the top is what next() sent: the new generator's own yield gets it
         code = resume_code(child.code, child.ip, len(stack), frozenset(i for i, v in enumerate(stack) if v is NULL),
                            live, after_yield=True)
-        arguments = [v for v in stack if v is not NULL] + [child.symbolic_locals[name] for name in live]
+        arguments = [child.symbolic_locals[item] if isinstance(item, str) else item
+                     for item in passing_order(child.code, stack, live) if item is not NULL]
     else:
         code = compat.flatten_signature(child.code)  # every argument slot positional, as bound
         arguments = [child.symbolic_locals[name] for name in code.co_varnames[: code.co_argcount]]
@@ -383,6 +404,10 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
         # the bound method alone; the NULL beside it exists only in the resume function's stack
         cg.load_attr(compat.attr_arg(inst)[1])
         result_nulls = compat.pair_null_positions()
+    elif inst.name == "LOAD_SUPER_ATTR" and compat.super_attr_arg(inst)[0]:
+        _, two_arguments, name = compat.super_attr_arg(inst)
+        cg.append(Instr("LOAD_SUPER_ATTR", (False, two_arguments, name)))  # the bound attribute alone
+        result_nulls = compat.pair_null_positions()
     elif inst.name == "LOAD_GLOBAL" and compat.global_arg(inst)[0]:
         cg.load_global(compat.global_arg(inst)[1])
         result_nulls = compat.pair_null_positions()
@@ -438,9 +463,9 @@ def _run_jump_or_pop(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, st
 
 def _call_resume(cg: PyCodegen, tx: "InstructionTranslator", index: int, stack: list[VariableTracker]) -> None:
     """`return __resume_at_...(stack items..., live locals...)` — the call; assemble adds the return."""
-    live = tuple(sorted(name for name in analyze(tx.code).live_locals(index)
-                        if name in tx.symbolic_locals and name in tx.code.co_varnames
-                        and name not in tx.code.co_cellvars))
+    plain = {name for name, value in tx.symbolic_locals.items()
+             if name in tx.code.co_varnames and name not in tx.code.co_cellvars}
+    live = arrange_live(tx.code, analyze(tx.code).live_locals(index) & plain, plain)
     nulls = frozenset(i for i, value in enumerate(stack) if value is NULL)
     methods = frozenset((i, value.name) for i, value in enumerate(stack) if isinstance(value, MethodLoad))
     code = resume_code(tx.code, index, len(stack), nulls, live, methods)
@@ -449,17 +474,18 @@ def _call_resume(cg: PyCodegen, tx: "InstructionTranslator", index: int, stack: 
         code = region.code if region is not None else code
     cg.append(*load_resume_function(tx.code, code))
     count = 0
-    for value in stack:
-        if isinstance(value, MethodLoad):
-            reconstruct(cg, tx, value.obj)
+    for item in passing_order(tx.code, stack, live):
+        if isinstance(item, str):  # a live local
+            reconstruct(cg, tx, tx.symbolic_locals[item])
             count += 1
-        elif value is not NULL and value is not _PAIR_REST:
-            reconstruct(cg, tx, value)
+        elif isinstance(item, MethodLoad):
+            reconstruct(cg, tx, item.obj)
             count += 1
-    for name in live:
-        reconstruct(cg, tx, tx.symbolic_locals[name])
+        elif item is not NULL and item is not _PAIR_REST:
+            reconstruct(cg, tx, item)
+            count += 1
     cg.append(_CLEAR_TEMPS)  # what only the arguments should keep alive (a generator's finally)
-    cg.end_call(count + len(live))
+    cg.end_call(count)
 
 
 def explain_break(tx: "InstructionTranslator", error: Unsupported) -> Unsupported:

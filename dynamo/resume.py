@@ -116,7 +116,11 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     prologue.append(Instr("JUMP_FORWARD", target_label, lineno=lineno))
 
     resumed = Bytecode(prologue + body)
-    resumed.argnames = [stack_arg(i) for i in range(passed)] + list(live_locals)
+    stack_args = [stack_arg(i) for i in range(passed)]
+    if live_locals and live_locals[0] == self_argument(original):  # super() reads the first local
+        resumed.argnames = [live_locals[0], *stack_args, *live_locals[1:]]
+    else:
+        resumed.argnames = stack_args + list(live_locals)
     resumed.argcount = len(resumed.argnames)
     resumed.posonlyargcount = 0
     resumed.kwonlyargcount = 0
@@ -138,6 +142,39 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     prologue_instrs = sum(isinstance(item, Instr) for item in prologue)
     _origins[result] = ResumeOrigin(original, prologue_instrs - _prologue_length(facts), facts.in_loop(target))
     return result
+
+
+def self_argument(code: types.CodeType) -> str | None:
+    """The first argument of a function that calls super() without arguments: super() reads the
+    frame's first local, so a resume function of it takes that argument first (even where
+    nothing else reads it later)."""
+    original, _ = origin_of(code)
+    if not original.co_argcount or "__class__" not in original.co_freevars + original.co_cellvars:
+        return None
+    for inst in analyze(original).instructions:
+        if inst.name == "LOAD_SUPER_ATTR" or (inst.name == "LOAD_GLOBAL" and compat.global_arg(inst)[1] == "super"):
+            return original.co_varnames[0]
+    return None
+
+
+def arrange_live(code: types.CodeType, live: "set[str] | frozenset[str] | tuple[str, ...]",
+                 bound: "set[str] | frozenset[str] | dict | None" = None) -> tuple[str, ...]:
+    """The live locals in the order a resume function of `code` takes them after its stack
+    arguments: sorted, and with self_argument() added (when `bound` says it is bound) and moved
+    to the front, where resume_code puts it before the stack arguments."""
+    names = sorted(live)
+    first = self_argument(code)
+    if first is not None and (first in names or bound is None or first in bound):
+        names = [first] + [name for name in names if name != first]
+    return tuple(names)
+
+
+def passing_order(code: types.CodeType, stack: list, live: tuple[str, ...]) -> list:
+    """Stack items and live-local names in the order the arguments of the resume function
+    resume_code(code, ..., live) are passed."""
+    if live and live[0] == self_argument(code):
+        return [live[0], *stack, *live[1:]]
+    return [*stack, *live]
 
 
 def closure_names(code: types.CodeType) -> list[tuple[str, bool]]:
@@ -267,11 +304,11 @@ def _make_region(code: types.CodeType, entry: int) -> PythonRegion | None:
             break
         exit_index = target
     lineno = line_at(facts, exit_index, entry_line(code))
-    live = sorted(facts.live_locals(exit_index))
     surely_bound = bound[exit_index]
     assert surely_bound is not None
+    live = arrange_live(code, facts.live_locals(exit_index), surely_bound)
     if all(name in surely_bound for name in live):
-        resume = resume_code(code, exit_index, 0, frozenset(), tuple(live))
+        resume = resume_code(code, exit_index, 0, frozenset(), live)
         hand_off = load_resume_function(code, resume) + [Instr("LOAD_FAST", name) for name in live]
         hand_off += compat.call_instrs(len(live))
     else:  # a local assigned in a loop or a with block may be unbound: pass those that are bound
@@ -318,7 +355,7 @@ class HandOff:
 
         previous = _C.set_eval_frame(None)  # making code calls library code: never compile that
         try:
-            bound = tuple(name for name in self.live if name in frame_locals)
+            bound = arrange_live(self.code, [name for name in self.live if name in frame_locals], frame_locals)
             resume = resume_code(self.code, self.index, 0, frozenset(), bound)
             function = types.FunctionType(resume, frame_globals, resume.co_name, None, closure)
         finally:

@@ -47,13 +47,16 @@ class ContainersMixin:
     def BUILD_STRING(self, inst: Instr) -> None:
         self.push(ConstantVariable("".join(self.constants(self.popn(inst.arg), "an f-string"))))
 
+    # The list is usually one BUILD_LIST just made, but a resume function gets a list under
+    # construction as an argument: append/extend as methods, so that a list from outside the
+    # trace has the mutation replayed.
     def LIST_APPEND(self, inst: Instr) -> None:
         value = self.pop()
-        self.peek(inst.arg).items.append(value)
+        self.peek(inst.arg).call_method(self, "append", [value], {})
 
     def LIST_EXTEND(self, inst: Instr) -> None:
         value = self.pop()
-        self.peek(inst.arg).items.extend(value.unpack(self))
+        self.peek(inst.arg).call_method(self, "extend", [value], {})
 
     def LIST_TO_TUPLE(self, inst: Instr) -> None:
         self.push(TupleVariable(self.pop().unpack(self)))

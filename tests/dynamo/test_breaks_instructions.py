@@ -571,3 +571,92 @@ def test_staticmethod_called_through_self_is_guarded_once():
     for _ in range(4):
         assert np.array_equal(compiled(model, arange(3)), model.forward(arange(3)))
     assert counter.frame_count == 1
+
+
+# ---- super(), displays under construction, call keywords, values leaving the frame ---------------
+
+class Base:
+    def scale(self, x):
+        return x * 2
+
+
+class Child(Base):
+    def scale(self, x):
+        y = x + 1
+        print("child")              # super() below reads the first local of the resume function
+        return super().scale(y) + 1
+
+    def scale_stored(self, x):
+        y = x + 1
+        print("child")
+        parent = super()
+        return parent.scale(y)
+
+
+class Located(Exception):
+    def __init__(self, where):
+        super().__init__(where)
+        self.where = where
+
+
+@pytest.mark.parametrize("method", [Child.scale, Child.scale_stored])
+def test_zero_argument_super_after_a_break(method):
+    run = compare(method, Child(), arange(3))
+    assert run.fallbacks == [] and len(run.breaks) >= 1
+
+
+def test_exception_class_calling_super_init():
+    def f(x):
+        error = Located(x.shape[0])
+        return error.where + x, error.args
+
+    run = compare(f, arange(2))
+    assert run.result[1] == (2,) and run.fallbacks == []
+
+
+def test_displays_under_construction_across_a_break():
+    def f(x, items):
+        y = x * 2
+        listed = [*items, print(y.sum()), len(items)]
+        mapped = {**{"a": 1}, "b": print("b"), "c": 3}
+        return listed, mapped, y
+
+    run = compare(f, arange(2), [1, 2])
+    assert run.result[0] == [1, 2, None, 2] and run.result[1] == {"a": 1, "b": None, "c": 3}
+
+
+def test_repeated_keyword_raises_with_the_functions_name():
+    def g(**kw):
+        return kw
+
+    def f(x, extra):
+        return g(a=1, **extra), x
+
+    run = compare(f, arange(2), {"a": 2})      # TypeError naming g, as CPython words it
+    assert isinstance(run.error, TypeError) and "g() got multiple values" in str(run.error)
+    assert compare(f, arange(2), {"b": 2}).fallbacks == []
+
+
+def test_closure_generator_and_method_returned_by_the_frame():
+    def closure(x):
+        y = x * 2
+
+        def scaled(v):
+            return v * y
+        return scaled
+
+    def generator(x):
+        y = x + 1
+        return (v * 2 for v in y)
+
+    def method(x, items):
+        return items.append, x
+
+    compiled = dynamo.compile(closure, backend="eager")
+    assert np.array_equal(compiled(arange(2))(3.0), closure(arange(2))(3.0))
+    compiled = dynamo.compile(generator, backend="eager")
+    assert [float(v) for v in compiled(arange(2))] == [float(v) for v in generator(arange(2))]
+    items = []
+    append, _ = dynamo.compile(method, backend="eager")(arange(2), items)
+    append(1)
+    assert items == [1]
