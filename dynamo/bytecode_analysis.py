@@ -31,6 +31,7 @@ class CodeFacts:
     in_user_region: frozenset[int] = frozenset()
     live_in: list[frozenset[str]] = field(default_factory=list)
     handler_depth: dict[int, int] = field(default_factory=dict)  # handler index -> stack depth there
+    cells: frozenset[str] = frozenset()  # the code's cell variables
     _depths: list[int | None] | None = None
     _cycles: dict[int, bool] = field(default_factory=dict)
 
@@ -79,9 +80,12 @@ class CodeFacts:
         return _bound_locals(self, start, bound)
 
 
-def _reads_writes(inst: Instr) -> tuple[set[str], set[str]]:
+def _reads_writes(inst: Instr, cells: frozenset[str] = frozenset()) -> tuple[set[str], set[str]]:
+    """Plain locals the instruction reads and writes. `cells`: the code's cell variables, which
+    3.13 loads (to build a closure) with LOAD_FAST of the bare name when the cell is also an
+    argument: those are cells, never plain locals."""
     name = inst.name
-    if isinstance(inst.arg, (CellVar, FreeVar)):  # 3.13 loads cells with LOAD_FAST: not a plain local
+    if isinstance(inst.arg, (CellVar, FreeVar)) or (isinstance(inst.arg, str) and inst.arg in cells):
         return set(), set()
     if name in _READS:
         return {inst.arg}, set()
@@ -118,7 +122,7 @@ def analyze(code: types.CodeType) -> CodeFacts:
     offsets = [i.offset for i in dis.get_instructions(code)]
     if len(offsets) != len(instructions):  # never expected; offsets are only used for names
         offsets = list(range(0, 2 * len(instructions), 2))
-    facts = CodeFacts(instructions, label_index, offsets)
+    facts = CodeFacts(instructions, label_index, offsets, cells=frozenset(code.co_cellvars))
     facts.handler = {index: label_index[label] for index, label in covered.items() if label in label_index}
     index_at = {offset: index for index, offset in enumerate(offsets)}
     for entry in getattr(dis.Bytecode(code), "exception_entries", ()):
@@ -134,7 +138,7 @@ def analyze(code: types.CodeType) -> CodeFacts:
 
 def _liveness(facts: CodeFacts) -> list[frozenset[str]]:
     count = len(facts.instructions)
-    effects = [_reads_writes(inst) for inst in facts.instructions]
+    effects = [_reads_writes(inst, facts.cells) for inst in facts.instructions]
     live_in: list[set[str]] = [set() for _ in range(count)]
     changed = True
     while changed:  # backward dataflow to a fixpoint; code objects are small
@@ -194,7 +198,7 @@ def _bound_locals(facts: CodeFacts, start: int, bound: frozenset[str]) -> list[f
         inst = facts.instructions[index]
         after = set(before)
         if not isinstance(inst.arg, (CellVar, FreeVar)):
-            reads, writes = _reads_writes(inst)
+            reads, writes = _reads_writes(inst, facts.cells)
             after |= {name for name in writes if name not in saved}
             if inst.name == "DELETE_FAST":
                 after.discard(inst.arg)

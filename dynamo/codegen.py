@@ -24,6 +24,10 @@ class PyCodegen:
         self.graph_outputs: list["ArrayVariable"] = []
         self._output_index: dict[Any, int] = {}
         self._built: dict[int, tuple["VariableTracker", str]] = {}  # fresh objects built so far
+        # set by the code that knows the frame (graph_break): rebuilds values made while tracing
+        # that cannot rebuild themselves (functions and closures, bound methods, generators),
+        # wherever they sit (inside a list, a dict); returns False when it cannot either
+        self.rebuild: Any = None
 
     # ---- primitive emitters ---------------------------------------------------------------------
     def append(self, *instrs: Instr) -> None:

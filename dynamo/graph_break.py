@@ -16,8 +16,9 @@ from . import bytecode_compat as compat
 from .bytecode_analysis import analyze
 from .codegen import PyCodegen, output_local
 from .exc import Category, Unsupported, unsupported
-from .resume import (arrange_live, load_resume_function, passing_order, python_region, resume_code,
-                     starts_in_python)
+from .resume import (arrange_live, cells_not_resumable, load_resume_function, passing_order, python_region,
+                     resume_code, starts_in_python)
+from .sources import LocalSource
 from .variables.base import NULL, BoundMethodVariable, VariableTracker
 from .variables.functions import CellVariable, NestedFunctionVariable, UserMethodVariable
 from .variables.iterators import GeneratorVariable, IteratorVariable
@@ -124,6 +125,9 @@ class StartsInPython(CannotBreak):
 def check_breakable(tx: "InstructionTranslator", kind: BreakKind | None) -> None:
     if kind is None:
         raise CannotBreak(f"the instruction {tx.instructions[tx.ip].name} cannot run on its own between two graphs")
+    why = cells_not_resumable(tx.code)
+    if why:
+        raise CannotBreak(why)
     if kind is BreakKind.SPLIT and tx.output.count_ops() == 0:
         # no graph before the block: the frame's own code runs it (nothing ran for real yet)
         raise StartsInPython("nothing before this point could be captured")
@@ -146,9 +150,18 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     kind = break_kind(inst, error)
     check_breakable(tx, kind)
     cg = PyCodegen(tx.code)
+    cg.rebuild = lambda nested: _rebuild_nested(cg, tx, nested)
+    stack = _unbind_methods(tx, list(tx.stack))
+    passed_on = _values_passed_on(tx, kind, inst, stack)
+    # values read through attributes, items, globals or cells: as they were before the side
+    # effects are replayed (`v = lst.pop()` is lst[-1] of the list as it was; `old = obj.a;
+    # obj.a = new` would read the new value)
+    _load_early(cg, tx, passed_on, lambda v: v.source is not None and not isinstance(v.source, LocalSource))
     tx.output.side_effects.codegen(cg)  # the program sees the state plain Python would
     write_cells(cg, tx)
-    stack = _unbind_methods(tx, list(tx.stack))
+    # iterators: as the replayed state has them, before the instruction runs in Python (a dict
+    # iterator made after it would not know that the dict changed size under it)
+    _load_early(cg, tx, passed_on, lambda v: isinstance(v, IteratorVariable))
     if kind is BreakKind.SPLIT:
         _call_resume(cg, tx, tx.ip, stack)
     elif kind is BreakKind.STRAIGHT or kind is BreakKind.TERMINAL:
@@ -231,6 +244,34 @@ def _consumer(tx: "InstructionTranslator", position: int) -> str | None:
     return None
 
 
+def _values_passed_on(tx: "InstructionTranslator", kind: BreakKind, inst: Instr,
+                      stack: list[VariableTracker]) -> list[VariableTracker]:
+    """The values a break rebuilds: the stack, the locals live where the frame resumes, the
+    contents of the frame's cells."""
+    if kind in (BreakKind.JUMP, BreakKind.JUMP_OR_POP):
+        targets = [tx.ip + 1, tx.facts.label_index[inst.arg]]
+    else:
+        targets = {BreakKind.SPLIT: [tx.ip], BreakKind.STRAIGHT: [tx.ip + 1], BreakKind.TERMINAL: []}[kind]
+    live = set().union(*(analyze(tx.code).live_locals(t) for t in targets)) if targets else set()
+    values = [v for v in stack if v is not NULL and v is not _PAIR_REST]
+    values = [v.obj if isinstance(v, MethodLoad) else v for v in values]
+    values += [tx.symbolic_locals[name] for name in sorted(live) if name in tx.symbolic_locals]
+    values += [cell.contents for name in tx.code.co_cellvars
+               if isinstance(cell := tx.symbolic_locals.get(name), CellVariable) and cell.contents is not None]
+    return [v for v in values if not isinstance(v, CellVariable)]
+
+
+def _load_early(cg: PyCodegen, tx: "InstructionTranslator", values: list[VariableTracker], wanted: Any) -> None:
+    """Load the `wanted` values into temporaries now; reconstruct() takes them from there."""
+    loaded = cg.__dict__.setdefault("loaded_early", {})
+    for value in values:
+        if id(value) not in loaded and wanted(value):
+            name = f"___early_{len(loaded)}"
+            reconstruct(cg, tx, value)
+            cg.append(Instr("STORE_FAST", name))
+            loaded[id(value)] = (value, name)
+
+
 def write_cells(cg: PyCodegen, tx: "InstructionTranslator") -> None:
     """Store what the trace assigned to the frame's own cells into the real cells (the resume
     function shares them; its free variables go through side effects like any closure)."""
@@ -256,6 +297,12 @@ def reconstruct(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTrack
     """Push `value` in the transformed code. Beyond what values rebuild themselves: methods
     bound while tracing, and functions made by the frame (closures over its cells, 3.11's
     comprehension functions) — what a graph break finds on the stack or in the locals."""
+    if cg.rebuild is None:  # values nested in containers come back here (PyCodegen.rebuild)
+        cg.rebuild = lambda nested: _rebuild_nested(cg, tx, nested)
+    early = cg.__dict__.get("loaded_early", {}).get(id(value))
+    if early is not None and early[0] is value:
+        cg.append(Instr("LOAD_FAST", early[1]))
+        return
     if type(value) is SuperVariable:  # super() made while tracing: super(cls, obj) again
         cg.begin_call(super)
         reconstruct(cg, tx, value.cls)
@@ -283,6 +330,13 @@ def reconstruct(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTrack
         cg.remember_built(value)
         return
     value.reconstruct(cg)
+
+
+def _rebuild_nested(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTracker) -> bool:
+    if type(value) in (UserMethodVariable, NestedFunctionVariable) or isinstance(value, GeneratorVariable):
+        reconstruct(cg, tx, value)
+        return True
+    return False
 
 
 def _load_closure(cg: PyCodegen, tx: "InstructionTranslator", closure: list) -> None:

@@ -83,6 +83,9 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
             if isinstance(item.arg, CellVar):  # a cell of the original is passed in the closure
                 item = item.copy()
                 item.arg = FreeVar(item.arg.name)
+            elif item.name == "LOAD_FAST" and item.arg in original.co_cellvars:
+                item = item.copy()  # 3.13 loads an argument's cell (for a closure) by its bare name
+                item.arg = FreeVar(item.arg)
         body.append(item)
     lineno = line_at(facts, target, original.co_firstlineno)
     free = [name for name, _ in closure_names(original)]
@@ -175,6 +178,24 @@ def passing_order(code: types.CodeType, stack: list, live: tuple[str, ...]) -> l
     if live and live[0] == self_argument(code):
         return [live[0], *stack, *live[1:]]
     return [*stack, *live]
+
+
+def cells_not_resumable(code: types.CodeType) -> str | None:
+    """Why no resume function can be made from `code`, if one cannot: a 3.12+ inlined
+    comprehension that captures its variable in a closure saves and restores that cell through
+    the slot it shares with a local name, which a resume function (whose cells are free
+    variables) does not have."""
+    original, _ = origin_of(code)
+    cells = set(original.co_cellvars)
+    for inst in analyze(original).instructions:
+        if "FAST" not in inst.name or inst.name == "LOAD_FAST":
+            continue
+        names = inst.arg if isinstance(inst.arg, tuple) else (inst.arg,)
+        captured = [name for name in names if isinstance(name, str) and name in cells]
+        if captured:
+            return (f"a comprehension captures its variable {captured[0]!r} in a closure, and that cell cannot "
+                    "be handed to a resume function")
+    return None
 
 
 def closure_names(code: types.CodeType) -> list[tuple[str, bool]]:
@@ -291,6 +312,8 @@ def python_region(code: types.CodeType, start: int | None = None) -> PythonRegio
 
 
 def _make_region(code: types.CodeType, entry: int) -> PythonRegion | None:
+    if cells_not_resumable(code):
+        return None
     facts = analyze(code)
     bound = facts.bound_locals(0, frozenset(code.co_varnames[: compat.argument_slots(code)]) - set(code.co_cellvars))
     exit_index = next((index for index in range(entry + 1, len(facts.instructions))

@@ -160,6 +160,8 @@ class NestedFunctionVariable(BaseFunctionVariable):
         return True
 
     def reconstruct(self, codegen: "PyCodegen") -> None:
+        if codegen.rebuild is not None and codegen.rebuild(self):  # made again with the frame's cells
+            return
         unsupported(Category.UNSUPPORTED_VALUE, f"the function {self.qualname} made while tracing cannot leave the graph yet",
                     "return its result instead of the function")
 
@@ -214,6 +216,11 @@ class UserMethodVariable(VariableTracker):
 
     def call_function(self, tx: "Tx", args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
         return self.fn.call_function(tx, [self.obj, *args], kwargs)
+
+    def reconstruct(self, codegen: "PyCodegen") -> None:
+        if self.source is None and codegen.rebuild is not None and codegen.rebuild(self):  # MethodType(fn, obj)
+            return
+        super().reconstruct(codegen)
 
 
 def _external_cell(tx: "Tx", cell: types.CellType, source: Any) -> CellVariable:

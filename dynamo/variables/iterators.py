@@ -351,6 +351,11 @@ class GeneratorVariable(IteratorVariable):
     def describe(self) -> str:
         return f"the generator {self.name}"
 
+    def reconstruct(self, codegen: "PyCodegen") -> None:
+        if codegen.rebuild is not None and codegen.rebuild(self):  # made again where it stands
+            return
+        super().reconstruct(codegen)
+
     def python_type(self) -> type:
         return types.GeneratorType
 

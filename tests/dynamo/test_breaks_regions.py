@@ -408,3 +408,51 @@ def test_many_iterations_with_a_break_in_every_one():
     compiled = dynamo.compile(f, backend=counter)
     assert np.allclose(compiled(arange(3)), f(arange(3)))
     assert len(graph_breaks(compiled)) == 1 and counter.frame_count <= 2
+
+
+def test_values_read_through_containers_are_taken_before_side_effects_replay():
+    class Holder:
+        def __init__(self):
+            self.a = np.ones(2)
+
+    def pop_then_break(items, x):
+        last = items.pop()                  # `last` is items[-1] of the list as it was
+        items.insert(0, x.sum())
+        print("popped")
+        return last, items
+
+    def attribute_replaced_before_break(holder, x):
+        old = holder.a
+        holder.a = x * 2
+        print("replaced")
+        return old + 1, holder.a
+
+    assert compare(pop_then_break, [1.0, 2.0, 3.0], arange(2)).result[0] == 3.0
+    run = compare(attribute_replaced_before_break, Holder(), arange(2))
+    assert np.array_equal(run.result[0], np.full(2, 2.0))
+
+
+def test_dict_changed_size_while_a_loop_over_it_broke_raises_like_python():
+    def f(d, x):
+        for key in d:
+            print(key)
+            d[key + "x"] = x.sum()
+        return d
+
+    run = compare(f, {"a": 1.0}, arange(2))
+    assert isinstance(run.error, RuntimeError)
+
+
+def test_comprehension_capturing_its_variable_cannot_resume_and_says_why():
+    import sys
+
+    def f(x):
+        late = [lambda: k for k in range(2)]
+        print(x.sum())
+        return [g() for g in late]
+
+    run = compare(f, arange(2))
+    if sys.version_info >= (3, 12):  # the comprehension is inlined: its cell shares a local's slot
+        assert len(run.fallbacks) == 1 and "captures its variable 'k'" in run.fallbacks[0]
+    else:  # a function of its own: its lambdas, in a list, are rebuilt with cells of their own
+        assert run.fallbacks == [] and run.result == [1, 1]
