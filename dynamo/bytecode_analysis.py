@@ -212,3 +212,23 @@ def _bound_locals(facts: CodeFacts, start: int, bound: frozenset[str]) -> list[f
                 state[succ] = new
                 todo.append(succ)
     return state
+
+
+def side_by_side(original: types.CodeType, transformed: types.CodeType, width: int = 60) -> str:
+    """The two codes' instructions in two columns (DYNAMO_LOGS=bytecode): what the frame had,
+    and what runs instead of it."""
+    def lines(code: types.CodeType) -> list[str]:
+        out = []
+        for inst in dis.get_instructions(code):
+            arg = "" if inst.arg is None else f" {inst.argrepr or inst.arg}"
+            line = f"{inst.positions.lineno or '':>4} " if inst.starts_line else "     "
+            out.append(f"{line}{inst.opname}{arg}"[:width])
+        return out
+
+    left, right = lines(original), lines(transformed)
+    rows = [f"{'original: ' + original.co_qualname:<{width}} | transformed"]
+    for index in range(max(len(left), len(right))):
+        a = left[index] if index < len(left) else ""
+        b = right[index] if index < len(right) else ""
+        rows.append(f"{a:<{width}} | {b}")
+    return "\n".join(rows)

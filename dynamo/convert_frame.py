@@ -25,6 +25,8 @@ guards_log = get_artifact_logger("guards")
 breaks_log = get_artifact_logger("breaks")
 internal_log = logging.getLogger("dynamo")
 recompiles_log = get_artifact_logger("recompiles")
+bytecode_log = get_artifact_logger("bytecode")
+output_code_log = get_artifact_logger("output_code")
 
 def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = False) -> "CompiledFrame":
     """Interpret the frame symbolically into a graph and build the code that replaces it.
@@ -174,6 +176,16 @@ class ConvertFrame:
         self.compiled_frames.append((code, compiled))
         if guards_log.isEnabledFor(logging.DEBUG):
             guards_log.debug("guards for %s:\n%s", code.co_qualname, compiled.guards)
+        if bytecode_log.isEnabledFor(logging.DEBUG):
+            from .bytecode_analysis import side_by_side
+
+            bytecode_log.debug("bytecode of %s:\n%s", code.co_qualname, side_by_side(code, compiled.code))
+        if output_code_log.isEnabledFor(logging.DEBUG):
+            for graph in compiled.graphs:  # backends that generate code log it themselves
+                made = getattr(graph.compiled_fn, "_dynamo_fn", graph.compiled_fn)
+                if getattr(made, "source", None) is None:
+                    output_code_log.debug("code of a graph of %s (%s backend):\n%s", code.co_qualname,
+                                          self.backend_name, graph.graph_module.code)
         return compiled.guards.compile(), compiled.code
 
     def compile_frame(self, frame: Any) -> CompiledFrame:

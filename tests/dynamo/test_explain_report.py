@@ -165,3 +165,19 @@ def test_explain_starts_from_a_clean_cache_and_takes_compile_options():
 
     report = dynamo.explain(f, backend=backend)(np.ones(3))
     assert report.graph_count == 1 and len(calls) == 1
+
+
+def test_logs_show_breaks_and_bytecode_side_by_side(caplog):
+    import logging
+
+    def f(x):
+        y = x + 1
+        print("log me")
+        return y * 2
+
+    with caplog.at_level(logging.DEBUG, logger="dynamo"):
+        dynamo.compile(f, backend="eager")(np.ones(2))
+    text = "\n".join(record.getMessage() for record in caplog.records)
+    assert "graph break in" in text and "print() writes" in text
+    assert "original: " in text and "| transformed" in text and "RESUME" in text
+    assert "code of a graph of" in text and "def forward" in text
