@@ -10,14 +10,14 @@ import enum
 import types
 from typing import TYPE_CHECKING, Any
 
-from bytecode import CellVar, FreeVar, Instr, Label
+from bytecode import CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
 
 from . import bytecode_compat as compat
 from .bytecode_analysis import analyze
 from .codegen import PyCodegen, output_local
 from .exc import Category, Unsupported, unsupported
-from .resume import (arrange_live, cells_not_resumable, load_resume_function, passing_order, python_region,
-                     resume_code, starts_in_python)
+from .resume import (arrange_live, cells_not_resumable, hiding_handler, load_resume_function, passing_order,
+                     python_region, resume_code, starts_in_python)
 from .sources import LocalSource
 from .variables.base import NULL, BoundMethodVariable, VariableTracker
 from .variables.functions import CellVariable, NestedFunctionVariable, UserMethodVariable
@@ -171,6 +171,7 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     else:
         _run_jump_or_pop(cg, tx, inst, stack)
     _clear_temps(cg)
+    _emit_handlers(cg)
     for instr in cg.instructions:  # a traceback through this code shows the user's line
         if isinstance(instr, Instr) and not compat.has_line(instr):
             instr.lineno = inst.lineno
@@ -526,7 +527,9 @@ def _call_resume(cg: PyCodegen, tx: "InstructionTranslator", index: int, stack: 
     if starts_in_python(code):  # call the code that runs in Python directly: the hook leaves it alone
         region = python_region(code)
         code = region.code if region is not None else code
-    cg.append(*load_resume_function(tx.code, code))
+    handler = Label()  # the call is guarded (see _guarded_call): from the callable on, as CPython does
+    guarded = TryBegin(handler, push_lasti=False)
+    cg.append(guarded, *load_resume_function(tx.code, code))
     count = 0
     for item in passing_order(tx.code, stack, live):
         if isinstance(item, str):  # a live local
@@ -539,7 +542,23 @@ def _call_resume(cg: PyCodegen, tx: "InstructionTranslator", index: int, stack: 
             reconstruct(cg, tx, item)
             count += 1
     cg.append(_CLEAR_TEMPS)  # what only the arguments should keep alive (a generator's finally)
-    cg.end_call(count)
+    # The call of a resume function is under a handler that takes this (transformed) frame out of
+    # the traceback of an exception coming out of it: the resume function's own frame shows the
+    # user's line where it happened, and the user sees each of their functions once.
+    cg.append(*compat.call_instrs(count), TryEnd(guarded))
+    cg.__dict__.setdefault("handlers", []).append(handler)
+
+
+def _emit_handlers(cg: PyCodegen) -> None:
+    """After the code (which ends in a return): the handler of each call of a resume function."""
+    handlers = cg.__dict__.get("handlers", [])
+    if not handlers:
+        return
+    cg.append(Instr("RETURN_VALUE"))  # the last call's result: the handlers are never fallen into
+    for handler in handlers:
+        cg.append(*hiding_handler(handler))
+
+
 
 
 def explain_break(tx: "InstructionTranslator", error: Unsupported) -> Unsupported:

@@ -3,6 +3,7 @@ from the original bytecode, entered at the instruction after the break with the 
 from __future__ import annotations
 
 import inspect
+import sys
 import types
 from dataclasses import dataclass
 
@@ -198,6 +199,26 @@ def cells_not_resumable(code: types.CodeType) -> str | None:
     return None
 
 
+def hiding_handler(handler: Label, depth: int | None = None) -> list:
+    """The exception handler (at `handler`) of a call of a resume function: it takes the calling
+    frame out of the traceback and re-raises, so that a traceback shows each of the user's
+    functions once, at the line where the exception happened. `depth`: the stack depth of the
+    guarded call, when the bytecode package is not to compute it."""
+    cleanup = Label()
+    region = TryBegin(cleanup, push_lasti=True) if depth is None else TryBegin(cleanup, True, depth + 1)
+    return [handler, region, Instr("PUSH_EXC_INFO"),
+            *compat.callable_with_null([Instr("LOAD_CONST", _hide_this_frame)]), Instr("COPY", 3),
+            *compat.call_instrs(1), Instr("POP_TOP"), Instr("RERAISE", 0), TryEnd(region),
+            cleanup, Instr("COPY", 3), Instr("POP_EXCEPT"), Instr("RERAISE", 1)]
+
+
+def _hide_this_frame(error: BaseException) -> None:
+    """Drop the calling frame's own entry from the head of error's traceback."""
+    tb = error.__traceback__
+    if tb is not None and tb.tb_frame is sys._getframe(1):
+        error.__traceback__ = tb.tb_next
+
+
 def closure_names(code: types.CodeType) -> list[tuple[str, bool]]:
     """The closure a resume function made from `code` takes: (name, is a cell of `code`) for its
     cells, then its free variables (a resume function's own cells are all free variables)."""
@@ -345,9 +366,15 @@ def _make_region(code: types.CodeType, entry: int) -> PythonRegion | None:
             hand_off.append(Instr("LOAD_CONST", None))
         hand_off += compat.callable_with_null([Instr("LOAD_CONST", locals)]) + compat.call_instrs(0)
         hand_off += compat.call_instrs(3)
-    hand_off.append(Instr("RETURN_VALUE"))
-    for instr in hand_off:
-        instr.lineno = lineno
+    # the call under a handler that takes this frame out of tracebacks (hiding_handler), from
+    # the callable on (the stack is empty here), as CPython guards a call
+    handler = Label()
+    guarded = TryBegin(handler, False, 0)
+    hand_off = [guarded, *hand_off, TryEnd(guarded), Instr("RETURN_VALUE")]
+    tail = hiding_handler(handler, depth=0)
+    for instr in hand_off + tail:
+        if isinstance(instr, Instr):
+            instr.lineno = lineno
     transformed = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
     items: list = []
     index = 0
@@ -358,7 +385,7 @@ def _make_region(code: types.CodeType, entry: int) -> PythonRegion | None:
             index += 1
         items.append(item)
     transformed.clear()
-    transformed.extend(items)
+    transformed.extend(items + tail)
     stacksize = max(code.co_stacksize, 6 + len(live) + len(closure_names(code)))
     region = transformed.to_code(stacksize=stacksize, compute_exception_stack_depths=False)
     return PythonRegion(compat.flatten_signature(region), line_at(facts, entry, code.co_firstlineno), lineno, code,

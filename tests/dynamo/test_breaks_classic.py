@@ -208,10 +208,24 @@ def test_exception_after_a_break_shows_the_users_traceback():
     assert "in user_function" in text and "z = helper(y)" in text
     assert "in helper" in text and 'raise ValueError("boom")' in text
     assert "__resume" not in text and "def user_function" not in text
-    # the frames are the user's: every one names a user function at a line of its body
+    # exactly the frames plain Python shows: each user function once, at the failing line
     frames = traceback.extract_tb(info.value.__traceback__)[1:]
-    assert {frame.name for frame in frames} == {"user_function", "helper"}
-    assert all(frame.line and not frame.line.startswith("def ") for frame in frames)
+    assert [(frame.name, frame.line) for frame in frames] == [
+        ("user_function", "z = helper(y)"), ("helper", 'raise ValueError("boom")')]
+    assert sys.exc_info() == (None, None, None)  # nothing left as the exception being handled
+
+
+def test_exception_after_a_loop_that_ran_in_python_shows_the_users_traceback():
+    def f(x):
+        for i in range(2):
+            print(i)
+        y = x + 1
+        return y[10]
+
+    with pytest.raises(IndexError) as info:
+        dynamo.compile(f, backend="eager")(np.ones(2))
+    frames = traceback.extract_tb(info.value.__traceback__)[1:]
+    assert [(frame.name, frame.line) for frame in frames] == [("f", "return y[10]")]
 
 
 def test_every_break_reason_appears_in_explain_with_its_line():
