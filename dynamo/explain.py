@@ -8,11 +8,26 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .exc import SourceLocation, Unsupported
+from .exc import Category, SourceLocation, Unsupported
 
 GRAPH_BREAK = "graph break"
 RUNS_IN_PYTHON = "runs in Python"
 UNCOMPILED = "frame ran uncompiled"
+
+
+# What a user can do, for reasons raised without a hint of their own.
+_DEFAULT_HINTS = {
+    Category.UNSUPPORTED_CALL: "the call runs in Python between two graphs: move it out of code that runs "
+                               "often, or accept the graph break",
+    Category.UNSUPPORTED_ATTRIBUTE: "the attribute is read in Python between two graphs: read it once outside "
+                                    "the compiled function and pass the value in",
+    Category.UNSUPPORTED_VALUE: "pass a NumPy array or a plain Python value (number, string, list, tuple, dict) "
+                                "instead, or accept the graph break",
+    Category.SIDE_EFFECT: "the side effect happens in Python between two graphs: move it out of code that runs "
+                          "often, or accept the graph break",
+    Category.EXCEPTION: "the original code runs here and raises as Python would",
+    Category.UNSUPPORTED_OPCODE: "this part of the function runs in Python",
+}
 
 
 @dataclass
@@ -33,7 +48,8 @@ class BreakReason:
     @classmethod
     def from_unsupported(cls, error: Unsupported, function: str, whole_frame: bool,
                          python_until: int | None = None) -> "BreakReason":
-        return cls(error.category, error.explanation, error.hint, error.location, function,
+        hint = error.hint or _DEFAULT_HINTS.get(error.category, "")
+        return cls(error.category, error.explanation, hint, error.location, function,
                    list(getattr(error, "user_stack", [])), whole_frame, python_until,
                    bool(getattr(error, "split_before", False)))
 

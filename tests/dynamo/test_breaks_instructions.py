@@ -660,3 +660,46 @@ def test_closure_generator_and_method_returned_by_the_frame():
     append, _ = dynamo.compile(method, backend="eager")(arange(2), items)
     append(1)
     assert items == [1]
+
+
+# ---- values only known at run time -----------------------------------------------------------
+
+def as_float(x):
+    y = x * 2
+    return y * float(y.sum())
+
+
+def as_int(x):
+    y = x + 1
+    return y[: int(y.max())]
+
+
+def as_bool(x):
+    m = x > 1
+    return x * bool(m.any())
+
+
+def as_item(x):
+    y = x - 1
+    return y + y.sum().item()
+
+
+def as_len_of_mask(x):
+    picked = x[x > 1]
+    return x * len(picked)
+
+
+def as_list(x):
+    y = x * 3
+    return y.tolist() + [1]
+
+
+@pytest.mark.parametrize("fn, category", [
+    (as_float, Category.DATA_DEPENDENT_VALUE), (as_int, Category.DATA_DEPENDENT_VALUE),
+    (as_bool, Category.DATA_DEPENDENT_VALUE), (as_item, Category.DATA_DEPENDENT_VALUE),
+    (as_len_of_mask, Category.DATA_DEPENDENT_SHAPE), (as_list, Category.DATA_DEPENDENT_VALUE),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_break_at_a_value_known_only_at_run_time(fn, category):
+    run = compare(fn, arange(4))
+    assert run.breaks[0].startswith(category) and run.fallbacks == []
+    assert counts(run)[1] == 1

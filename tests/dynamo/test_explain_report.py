@@ -181,3 +181,24 @@ def test_logs_show_breaks_and_bytecode_side_by_side(caplog):
     assert "graph break in" in text and "print() writes" in text
     assert "original: " in text and "| transformed" in text and "RESUME" in text
     assert "code of a graph of" in text and "def forward" in text
+
+
+def test_every_reason_has_a_hint():
+    class Tagged(Exception):
+        def __init__(self, tag):
+            super().__init__(tag)
+            self.tag = tag
+
+    def f(x):
+        try:
+            raise Tagged("t")
+        except Tagged as error:
+            tag = error.tag
+        if x.sum() > 0:
+            raise ValueError(f"positive {tag}")
+        return x
+
+    with pytest.raises(ValueError):
+        dynamo.explain(f)(np.ones(2))
+    report = dynamo.explain(f)(-np.ones(2))
+    assert report.break_reasons and all(reason.hint for reason in report.break_reasons)
