@@ -2,7 +2,17 @@
 instruction runs in plain Python, and a resume function continues the frame after it.
 
 `codegen_break` writes the tail of the transformed code for the instruction the translator
-stopped at: replay side effects, run the instruction, call the resume function(s).
+stopped at:
+  1. load the values passed on that a replay could change (read through attributes, items,
+     globals) into temporaries;
+  2. replay the side effects the trace recorded, and store the frame's cells;
+  3. run the instruction in Python (STRAIGHT), or branch on its condition (JUMP), or stop
+     before it (SPLIT: try/with blocks, loops over iterators known only at run time);
+  4. call the resume function(s) (resume.py) with the rebuilt stack and the live locals,
+     under a handler that keeps tracebacks as plain Python shows them.
+Code that starts inside a loop or a try/with block runs as Python up to where it ends
+(resume.python_region). `reconstruct` rebuilds what a trace made that cannot rebuild itself:
+methods, closures, generators, iterators at their position, super objects.
 """
 from __future__ import annotations
 

@@ -1,5 +1,12 @@
 """Resume functions: after a graph break, the rest of a frame continues in a new function made
-from the original bytecode, entered at the instruction after the break with the same stack."""
+from the original bytecode, entered at the instruction after the break with the same stack.
+
+A resume function takes the stack items and the live locals as arguments (the frame's cells
+as its closure), is named like the user's function (tracebacks) and is compiled by the hook
+like any frame; one made from a resume function is made from the original code. A generator
+can be resumed after one of its yields too. One that starts inside a loop or a try/with block
+is run as plain Python up to where that code ends, where it hands over to the resume function
+for the rest (python_region), so that loops never turn into recursion."""
 from __future__ import annotations
 
 import inspect
