@@ -195,7 +195,7 @@ def nested_try_in_with(x, log):
     y = x * 3
     with Resource(log, False):
         try:
-            w = y / (y.sum() - 9)
+            w = y * (1 / (float(y.sum()) - 9))   # a Python float: 1 / 0.0 raises
         except ZeroDivisionError:
             w = y
     return w + 1
