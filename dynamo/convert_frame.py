@@ -62,6 +62,7 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
                     raise describe_cannot_break(reason, NoHandOff(
                         "no point after it where compiled code could take over, so the whole function "
                         "runs in Python")) from None
+                breaks_log.debug("%s runs in Python up to line %d: %s", code.co_qualname, region.exit_line, reason)
                 return python_region_frame(region, reason)
             except (CannotBreak, Unsupported) as why:
                 raise describe_cannot_break(reason, why) from None
