@@ -2,6 +2,8 @@
 
 `register_backend` adds one (decorator or call), `lookup_backend` resolves a name or passes a
 callable through, `list_backends` names them for error messages and users.
+What a backend returns may have a `notes` attribute (strings: nodes it did not optimize, and why);
+dynamo.explain() lists them under the graph, and DYNAMO_LOGS=graph logs them.
 """
 from __future__ import annotations
 

@@ -139,6 +139,8 @@ class ExplainOutput:
     frames: list[str]
     frame_summaries: list[FrameSummary] = field(default_factory=list)
     guards_by_frame: list[tuple[str, list[str]]] = field(default_factory=list)
+    # per graph, what its backend said of it (nodes it did not optimize, and why); see backend_notes
+    notes_per_graph: list[list[str]] = field(default_factory=list)
 
     @property
     def graph_count(self) -> int:
@@ -197,6 +199,8 @@ class ExplainOutput:
             else:  # an unrolled loop: which ops, how often
                 common = ", ".join(f"{op} x{n}" for op, n in Counter(ops).most_common(8))
                 lines.append(f"Graph {index}: {len(ops)} ops, most used: {common}")
+            notes = self.notes_per_graph[index - 1] if index <= len(self.notes_per_graph) else []
+            lines.extend(f"  backend: {note}" for note in notes)
         if self.recompiles:
             lines.append("Recompilations (the guard that failed):")
             lines.extend(f"  - {r}" for r in self.recompiles)
@@ -240,12 +244,13 @@ def _describe_group(group: list[BreakReason]) -> str:
 
 def report_from(callback: Any) -> ExplainOutput:
     """Summarize everything `callback` (a ConvertFrame) compiled since it was last reset."""
-    graphs, ops, guards, reasons, frames, summaries, by_frame = [], [], [], [], [], [], []
+    graphs, ops, guards, reasons, frames, summaries, by_frame, notes = [], [], [], [], [], [], [], []
     seconds = 0.0
     for code, compiled in callback.compiled_frames:
         frames.append(code.co_qualname)
         for graph in compiled.graphs:
             graphs.append(graph.graph_module)
+            notes.append(list(getattr(graph, "notes", ())))
             ops.append([_op_name(n) for n in graph.graph_module.graph.nodes if n.op not in ("placeholder", "output")])
             seconds += graph.compile_seconds
         frame_guards = [str(g) for g in compiled.guards]
@@ -264,7 +269,7 @@ def report_from(callback: Any) -> ExplainOutput:
         summaries.append(FrameSummary(code.co_qualname, f"{code.co_filename}:{code.co_firstlineno}",
                                       len(compiled.graphs), len(compiled.breaks), kind))
     recompiles = [f"{code.co_qualname}: {'; '.join(why)}" for code, why in callback.recompiles]
-    return ExplainOutput(graphs, reasons, ops, guards, recompiles, seconds, frames, summaries, by_frame)
+    return ExplainOutput(graphs, reasons, ops, guards, recompiles, seconds, frames, summaries, by_frame, notes)
 
 
 def _op_name(node: Any) -> str:

@@ -47,6 +47,7 @@ class CompiledGraph:
     outputs: list[ArrayVariable]
     compile_seconds: float
     ops: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the backend says of it (see backend_notes)
 
 
 class OutputGraph:
@@ -181,10 +182,26 @@ class OutputGraph:
         except Exception as error:  # a backend failure is reported with the user's location
             raise BackendCompilerFailed(self.backend_name, error, self.current_location) from error
         seconds = time.perf_counter() - start
+        notes = backend_notes(compiled_fn)
+        if notes:
+            graph_log.info("backend %s on the graph for %s:\n  %s", self.backend_name, self.code.co_qualname,
+                           "\n  ".join(notes))
         # the graph is NumPy code only: run it with the hook off, so that nothing in it is traced
         compiled_fn = _C.CompiledFunction(compiled_fn, None)
         ops = [n.target for n in self.graph.nodes if n.op not in ("placeholder", "output")]
-        return CompiledGraph(gm, compiled_fn, inputs, unique, seconds, ops)
+        return CompiledGraph(gm, compiled_fn, inputs, unique, seconds, ops, notes)
+
+
+def backend_notes(compiled_fn: Any) -> list[str]:
+    """What a backend wants explain() to say about a graph (parts that run unoptimized, and why): the
+    `notes` attribute of what it returned, one string each, if it has one. Read before wrapping."""
+    notes = getattr(compiled_fn, "notes", None)
+    if notes is None or isinstance(notes, str) or callable(notes):
+        return [notes] if isinstance(notes, str) else []
+    try:
+        return [str(note) for note in notes]
+    except TypeError:
+        return []
 
 
 def _placeholder_name(source: Source) -> str:

@@ -63,6 +63,11 @@ class CompiledGraph:
         return list(self.program.fallbacks)
 
     @property
+    def notes(self) -> list[str]:
+        """What explain() shows for this graph (the backend-notes protocol of backends/registry.py)."""
+        return [f"{node} runs as NumPy code: {reason}" for node, reason in self.program.fallbacks]
+
+    @property
     def kernel_count(self) -> int:
         return len(self.program.kernels)
 

@@ -155,3 +155,15 @@ def test_other_input_shapes_get_kernels_of_their_own():
     np.testing.assert_allclose(compiled(big), np.exp(big).sum(axis=0))
     np.testing.assert_allclose(compiled(big.astype(np.float32)), np.exp(big.astype(np.float32)).sum(axis=0),
                                rtol=1e-6)
+
+
+def test_explain_and_the_graph_log_say_which_nodes_fell_back_and_why(caplog):
+    def f(x):
+        return np.cumsum(np.exp(x)) * 2
+    x = rng.random(5)
+    with caplog.at_level(logging.INFO, logger="dynamo.graph"):
+        report = dynamo.explain(f, backend="triton")(x)
+    (notes,) = report.notes_per_graph
+    assert len(notes) == 1 and notes[0].startswith("cumsum runs as NumPy code: no kernel lowering for")
+    assert f"  backend: {notes[0]}" in str(report).splitlines()
+    assert any(notes[0] in r.getMessage() for r in caplog.records if r.name == "dynamo.graph")
