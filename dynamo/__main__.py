@@ -5,10 +5,11 @@ breaks, the break reasons most frequent first, recompilations."""
 from __future__ import annotations
 
 import argparse
+import builtins
 import os
-import runpy
 import sys
 import traceback
+import types
 
 from . import api
 from .exc import InvalidBackend
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     try:
         with api.enable(backend=options.backend):
-            runpy.run_path(options.script, run_name="__main__")
+            _run_as_main(options.script)
     except SystemExit as exit_:
         status = _exit_status(exit_.code)
     except Exception as error:  # the program's own error: reported as Python would, exit status 1
@@ -47,6 +48,22 @@ def main(argv: list[str] | None = None) -> int:
             report = report_from(callback)
             print(f"\n=== dynamo explain: {options.script} ===\n{report.format(guards=0)}", file=sys.stderr)
     return status
+
+
+def _run_as_main(script: str) -> None:
+    """Run the script as `python script.py` does: its code and `__file__` carry the absolute
+    path while sys.argv[0] stays as typed (runpy.run_path would rewrite argv[0])."""
+    path = os.path.abspath(script)
+    with open(path, "rb") as source:
+        code = compile(source.read(), path, "exec", dont_inherit=True)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __builtins__=builtins, __cached__=None)
+    saved = sys.modules["__main__"]
+    sys.modules["__main__"] = main
+    try:
+        exec(code, main.__dict__)
+    finally:
+        sys.modules["__main__"] = saved
 
 
 def _exit_status(code: object) -> int:
@@ -61,7 +78,7 @@ def _exit_status(code: object) -> int:
 
 
 def _print_user_traceback(error: BaseException, script: str) -> None:
-    """The traceback from the script's frames on (not runpy's or this module's)."""
+    """The traceback from the script's frames on (not this module's)."""
     tb = error.__traceback__
     target = os.path.abspath(script)
     while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != target:

@@ -94,3 +94,12 @@ def test_unknown_backend_and_missing_script_are_usage_errors(in_process, capsys)
     with pytest.raises(SystemExit) as missing:
         in_process(["explain", "no_such_script.py"])
     assert missing.value.code == 2 and "no such file" in capsys.readouterr().err
+
+
+def test_script_sees_the_same_file_names_as_under_plain_python(tmp_path):
+    script = tmp_path / "where.py"
+    script.write_text("import sys\ndef f():\n    return f.__code__.co_filename\nprint(__file__, f(), sys.argv[0])\n")
+    plain = run("where.py", cwd=tmp_path)
+    compiled = run("-m", "dynamo", "run", "where.py", cwd=tmp_path)
+    assert compiled.returncode == plain.returncode == 0
+    assert compiled.stdout == plain.stdout and str(script) in plain.stdout

@@ -1,6 +1,7 @@
 """Corpus: NumPy scalars and 0-d arrays. Results keep NumPy's exact types; Python values taken from
 array data (float(), item(), `if` on a comparison) give up with a reason; scalar arguments are exact."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -178,3 +179,17 @@ def test_finfo_and_iinfo_objects_are_constants():
         return np.maximum(a, info.tiny) * info.eps, np.iinfo(np.int8).max
 
     check(f, (F32,), (F64,))
+
+
+def test_scalar_overflow_of_constants_warns_from_the_users_line_on_every_call():
+    def f(a):
+        return a + 1, np.uint8(250) + np.uint8(10)
+
+    compiled, _ = compile_with_counter(f)
+    for _ in range(2):  # the cached call warns too: the sum is not folded into a constant
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = compiled(F64)
+        assert [(w.category, w.filename) for w in caught] == [(RuntimeWarning, __file__)]
+        assert "overflow" in str(caught[0].message)
+        assert result[1] == np.uint8(4) and type(result[1]) is np.uint8
