@@ -109,8 +109,12 @@ class VariableBuilder:
         from .sequences import ListVariable
 
         self.guard(source, GuardKind.TYPE_IS, type(value))
-        self.guard(source, GuardKind.LEN_IS, len(value))
-        return ListVariable([self(v, ItemSource(source, i)) for i, v in enumerate(value)], source=source)
+
+        def read_items() -> list[VariableTracker]:
+            self.guard(source, GuardKind.LEN_IS, len(value))
+            return [self(v, ItemSource(source, i)) for i, v in enumerate(value)]
+
+        return ListVariable([], read_items=read_items, source=source)
 
     def wrap_dict(self, value: dict, source: Source) -> VariableTracker:
         from .dicts import ConstDictVariable, DictKeysAre

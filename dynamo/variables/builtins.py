@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..exc import Category, unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
-from .symbolic import concrete, holds_symbolic, symbolic_extremum
-from .fold_limits import check_fold_size, repeated_length
 
 if TYPE_CHECKING:
     from ..translator.core import InstructionTranslatorBase as Tx
@@ -166,7 +164,6 @@ def _fold(fn: Callable[..., Any], args: Args, kwargs: Kwargs) -> VariableTracker
     from .builder import wrap_constant_result
 
     raw_args = [a.as_python_constant() for a in args]
-    check_fold_size(fn, raw_args, kwargs)
     try:
         # A warning (NumPy scalar overflow, say) must come from the user's line on every call,
         # so a call that warns is left to run in Python like one that raises.
@@ -269,7 +266,6 @@ def _range(tx: "Tx", /, *args: VariableTracker) -> VariableTracker | None:
 
     if not args or not all(a.is_python_constant() for a in args):
         return None
-    args = tuple(concrete(a, "range() of a size (a loop over it is unrolled)") for a in args)
     try:
         return RangeVariable(range(*[a.as_python_constant() for a in args]))
     except (TypeError, ValueError) as error:
@@ -325,10 +321,6 @@ def _sorted(tx: "Tx", iterable: VariableTracker, /, *, key: VariableTracker | No
     return ListVariable(sorted_items(tx, iterable.unpack(tx), key, reverse))
 
 
-def no_key(key: VariableTracker | None) -> bool:
-    return key is None or (key.is_python_constant() and key.as_python_constant() is None)
-
-
 def _extremum(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
     """min/max: the first smallest (largest) item, comparing keys known while tracing."""
 
@@ -337,13 +329,12 @@ def _extremum(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
         if not args or _involves_array(list(args), {}) and len(args) > 1:
             return None  # np.maximum-like pairs of arrays: the generic rules (graph) decide
         items = list(args) if len(args) > 1 else args[0].unpack(tx)
-        if no_key(key) and (symbolic := symbolic_extremum(tx, fn, items)) is not None:
-            return symbolic  # min(n, 4) of sizes: Min(s0, 4), decided when it is needed
         if not items:
             if default is None:
                 unsupported(Category.EXCEPTION, f"{fn.__name__}() of an empty sequence raises ValueError")
             return default
-        keys = items if no_key(key) else [key.call_function(tx, [i], {}) for i in items]
+        no_key = key is None or (key.is_python_constant() and key.as_python_constant() is None)
+        keys = items if no_key else [key.call_function(tx, [i], {}) for i in items]
         if not all(k.is_python_constant() for k in keys):
             unsupported(Category.DATA_DEPENDENT_BRANCH, f"{fn.__name__}() compares values known only at run time",
                         f"use np.{'maximum' if fn is max else 'minimum'} for arrays")
@@ -357,16 +348,14 @@ def _extremum(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
 
 
 def _sum(tx: "Tx", iterable: VariableTracker, /, start: VariableTracker | None = None) -> VariableTracker | None:
-    if iterable.has_constant_contents() and (start is None or start.is_python_constant()) \
-            and not holds_symbolic(iterable) and not (start is not None and holds_symbolic(start)):
+    if iterable.has_constant_contents() and (start is None or start.is_python_constant()):
         return None  # folds, with CPython's own (compensated) float summation
     items = iterable.unpack(tx)
     total = start if start is not None else ConstantVariable(0)
     # CPython adds a leading run of plain numbers on a fast path and the rest with `+`:
     # folding that run with sum() itself then adding the rest gives the same value
     run = 0
-    while run < len(items) and items[run].is_python_constant() and total.is_python_constant() \
-            and not holds_symbolic(items[run]) and not holds_symbolic(total):
+    while run < len(items) and items[run].is_python_constant() and total.is_python_constant():
         run += 1
     if run:
         total = _fold(builtins.sum, [ConstantVariable(tuple(i.as_python_constant() for i in items[:run])), total], {})
@@ -446,8 +435,6 @@ def _is(negate: bool) -> Callable[..., VariableTracker | None]:
             return None  # immutable values: fold on the values themselves
         if a is b:
             return ConstantVariable(not negate)
-        if not (a.kind_is_known() and b.kind_is_known()):
-            unsupported(Category.DATA_DEPENDENT_VALUE, f"identity of {a.describe()} and {b.describe()} is known only at run time")
         if a.is_python_constant() or b.is_python_constant() or (a.identity_is_tracked() and b.identity_is_tracked()):
             # a constant is never the same object as a container, array or object, and two
             # trackers of kinds with tracked identity are two objects
@@ -467,8 +454,7 @@ def _contains(tx: "Tx", container: VariableTracker, item: VariableTracker, /) ->
 
 def _getitem(tx: "Tx", container: VariableTracker, key: VariableTracker, /) -> VariableTracker | None:
     """Indexing gives the very item (never a copy); arrays index in the graph."""
-    if _involves_array([container], {}) or (container.is_python_constant() and key.is_python_constant()
-                                            and not holds_symbolic(container) and not holds_symbolic(key)):
+    if _involves_array([container], {}) or (container.is_python_constant() and key.is_python_constant()):
         return None
     return container.getitem(tx, key)
 
@@ -482,7 +468,7 @@ def _sequence_equal(negate: bool) -> Callable[..., VariableTracker | None]:
 
         if not (isinstance(a, BaseSequenceVariable) and isinstance(b, BaseSequenceVariable)):
             return None
-        if a.has_constant_contents() and b.has_constant_contents() and not (holds_symbolic(a) or holds_symbolic(b)):
+        if a.has_constant_contents() and b.has_constant_contents():
             return None
         equal = type(a) is type(b) and len(a.items) == len(b.items) and all(
             x is y or _call(tx, operator.eq, x, y).truth_value(tx) for x, y in zip(a.items, b.items))
@@ -502,9 +488,9 @@ def _sequence_binary(fn: Callable[..., Any]) -> Callable[..., VariableTracker | 
         if fn is operator.add and isinstance(a, BaseSequenceVariable) and type(a) is type(b):
             return type(a)(a.items + b.items)  # type: ignore[attr-defined]
         if fn is operator.mul and isinstance(a, BaseSequenceVariable) and b.is_python_constant():
-            return type(a)(a.items * repeated_length(a.items, b.as_python_constant()))
+            return type(a)(a.items * operator.index(b.as_python_constant()))
         if fn is operator.mul and isinstance(b, BaseSequenceVariable) and a.is_python_constant():
-            return type(b)(b.items * repeated_length(b.items, a.as_python_constant()))
+            return type(b)(b.items * operator.index(a.as_python_constant()))
         return None
 
     return apply

@@ -113,6 +113,28 @@ class ListVariable(BaseSequenceVariable):
 
     python_class = list
 
+    def __init__(self, items: list[VariableTracker], *, read_items: Callable[[], list[VariableTracker]] | None = None,
+                 **kwargs: Any) -> None:
+        # A list read from the frame is read (its length and items guarded) only when the trace
+        # looks inside it: a list the function only appends to (`self.history.append(loss)`)
+        # guards nothing about its contents, so it does not recompile as it grows.
+        self._read_items = read_items
+        super().__init__(items, **kwargs)
+
+    @property
+    def items(self) -> list[VariableTracker]:
+        if self._read_items is not None:
+            read, self._read_items = self._read_items, None
+            self._items[:0] = read()  # in place: iterators and appends hold this very list
+        return self._items
+
+    @items.setter
+    def items(self, items: list[VariableTracker]) -> None:
+        self._items = items
+
+    def describe(self) -> str:
+        return "a list" if self._read_items is not None else super().describe()
+
     def is_python_constant(self) -> bool:
         return False  # a list has identity: it is never folded into a fresh copy
 
@@ -144,10 +166,11 @@ class ListVariable(BaseSequenceVariable):
 
     # ---- the mutators (each called with the arguments of the method) ---------------------------
     def append(self, tx: "Tx", value: VariableTracker) -> None:
-        self.items.append(value)
+        self._items.append(value)  # the items before it need not be read
 
     def extend(self, tx: "Tx", values: VariableTracker) -> None:
-        self.items.extend(values.unpack(tx))  # unpack copies first, so l.extend(l) doubles once
+        added = values.unpack(tx)  # unpack copies first, so l.extend(l) doubles once
+        self._items.extend(added)
 
     def insert(self, tx: "Tx", index: VariableTracker, value: VariableTracker) -> None:
         self.items.insert(operator.index(index.as_python_constant()), value)
@@ -174,7 +197,7 @@ class ListVariable(BaseSequenceVariable):
         self.items[:] = sorted_items(tx, self.items, key, reverse)
 
     def iadd(self, tx: "Tx", other: VariableTracker) -> VariableTracker:
-        self.items.extend(other.unpack(tx))
+        self.extend(tx, other)
         return self
 
     def imul(self, tx: "Tx", count: VariableTracker) -> VariableTracker:
@@ -202,7 +225,17 @@ class ListVariable(BaseSequenceVariable):
             unsupported(Category.EXCEPTION, f"del {self.describe()}[{key!r}] raises IndexError")
 
     def write_back(self, codegen: "PyCodegen") -> None:
-        """original[:] = the contents the trace ended with."""
+        """original[:] = the contents the trace ended with; original.extend(added) when the trace
+        only appended to it."""
+        if self._read_items is not None:
+            codegen.begin_call(list.extend)
+            codegen.load_source(self.source)
+            for item in self._items:
+                item.reconstruct(codegen)
+            codegen.build(tuple, len(self._items))
+            codegen.end_call(2)
+            codegen.pop_top()
+            return
         for item in self.items:
             item.reconstruct(codegen)
         codegen.build(list, len(self.items))

@@ -483,3 +483,51 @@ def test_kwargs_keep_call_order():
 
     compiled = dynamo.compile(f, backend="eager")
     assert compiled(b=1, a=2) == ["b", "a"] and compiled(a=1, b=2) == ["a", "b"]
+
+
+# ---- lists the function only appends to are not read: they do not recompile as they grow ----------
+
+def test_appending_to_an_attribute_list_compiles_once_however_long_it_grows():
+    from support import compile_with_counter
+
+    class Model:
+        def __init__(self):
+            self.history = []
+
+        def step(self, x):
+            y = np.tanh(x) * 2
+            self.history.append(y)
+            self.history.extend([y.sum(), 3])
+            self.history += [None]
+            return y
+
+    model, plain = Model(), Model()
+    compiled, counter = compile_with_counter(Model.step)
+    for i in range(12):
+        x = A + i
+        assert same_value(compiled(model, x), plain.step(x))
+    assert same_value(model.history, plain.history) and len(model.history) == 48
+    assert counter.frame_count == 1
+
+
+def test_a_list_read_after_appending_sees_its_old_items_first():
+    def f(items, x):
+        items.append(x * 2)
+        alias = items
+        alias.extend(alias)
+        return len(items), items[0], items[-1] is items[1], [v for v in items][:2]
+
+    check(f, ([1, 2], A), ([], B), (["s"], A))
+
+
+def test_iterating_a_list_while_appending_to_it_reads_it_once():
+    def f(items, x):
+        items.append(x)
+        total = x * 0
+        for v in items:
+            total = total + v
+            if len(items) < 6:
+                items.append(v + 1)
+        return total
+
+    check(f, ([A], B), ([1.0, 2.0], A))
