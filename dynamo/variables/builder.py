@@ -229,7 +229,8 @@ _BY_TYPE: dict[type, Callable[[VariableBuilder, Any, Source], VariableTracker]] 
 
 _BY_CHECK: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any, Source], VariableTracker]]] = [
     (lambda v: isinstance(v, np.dtype), VariableBuilder.wrap_constant),
-    (lambda v: isinstance(v, np.generic), VariableBuilder.wrap_numpy_scalar),
+    # a structured record (np.void) is mutable, a view into its array: an object, not a value
+    (lambda v: isinstance(v, np.generic) and not isinstance(v, np.void), VariableBuilder.wrap_numpy_scalar),
     (lambda v: isinstance(v, type) and issubclass(v, np.generic), VariableBuilder.wrap_identity),
     (lambda v: isinstance(v, type) and v.__module__ == "builtins", VariableBuilder.wrap_builtin),
     (lambda v: isinstance(v, np.ndarray), VariableBuilder.wrap_array_subclass),

@@ -193,3 +193,23 @@ def test_scalar_overflow_of_constants_warns_from_the_users_line_on_every_call():
         assert [(w.category, w.filename) for w in caught] == [(RuntimeWarning, __file__)]
         assert "overflow" in str(caught[0].message)
         assert result[1] == np.uint8(4) and type(result[1]) is np.uint8
+
+
+def test_a_structured_record_is_a_mutable_view_not_a_constant():
+    def f(record, a):
+        record["x"] = record["x"] + 1
+        return record["y"] * a, record
+
+    def make():
+        table = np.zeros(3, dtype=[("x", "f8"), ("y", "i4")])
+        table["y"] = [4, 5, 6]
+        return table
+
+    compiled, _ = compile_with_counter(f)
+    for i in range(3):
+        plain_table, compiled_table = make(), make()
+        expected = f(plain_table[i], F64)
+        result = compiled(compiled_table[i], F64)
+        assert np.array_equal(result[0], expected[0]) and result[0].dtype == expected[0].dtype
+        assert np.array_equal(compiled_table, plain_table)
+    assert not fallbacks(compiled)  # record fields break the graph, with reasons; nothing fails
