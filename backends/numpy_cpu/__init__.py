@@ -6,6 +6,7 @@ the graph runs as traced (graph_module.forward), with a warning in the log.
 """
 from __future__ import annotations
 
+import functools
 import linecache
 import logging
 import time
@@ -16,9 +17,9 @@ from typing import Any
 
 from ...fx_ir import GraphModule
 from ..registry import register_backend
-from .blocking import Machine, this_machine
+from .blocking import Machine, decide, this_machine
 from .plan import Plan, make_plan
-from .runtime import BlockedLoop
+from .runtime import BlockedLoop, DynamicLoop
 from .source import ModuleSource, SourceWriter
 
 log = logging.getLogger("dynamo.output_code")
@@ -75,12 +76,20 @@ class NumpyBackend:
         namespace["self"] = plan.module  # get_attr nodes read `self.<name>`
         exec(compile(source.src, filename, "exec"), namespace)
         for spec in source.loops:
+            if spec.layout_function is not None:
+                decide_here = functools.partial(decide, machine=plan.machine)
+                namespace[spec.loop_global] = DynamicLoop(namespace[spec.kernel_function], namespace[spec.layout_function],
+                                                          decide_here, [(dtype, axis) for _, dtype, axis in spec.slots])
+                continue
             namespace[spec.loop_global] = BlockedLoop(namespace[spec.kernel_function], spec.extent, spec.block,
                                                       spec.threads, spec.slots)
         function = namespace[source.function_name]
         weakref.finalize(function, linecache.cache.pop, filename, None)
         function.plan = plan
         function.source = source.src
+        # with no blocked kernels, forward is straight NumPy code that calls nothing generated:
+        # the frontend may run it inside the caller's frame (dynamo/graph_inline.py)
+        function.inlinable = not source.loops
         return function  # type: ignore[no-any-return]
 
 

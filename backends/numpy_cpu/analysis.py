@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import sympy
 
 from ...fx_ir import Graph, Node, TensorMeta, map_arg
 from ...fx_ir.ops import OpInfo, OpKind, lookup_attribute, lookup_function, lookup_method
+from .sizes import Sizes
 
 
 class Role(enum.Enum):
@@ -75,9 +77,9 @@ class NodeInfo:
 
     @property
     def array(self) -> TensorMeta | None:
-        """The meta when the value is an ndarray with a static shape (what kernels handle)."""
+        """The meta when the value is an ndarray (sizes may be symbolic: see sizes.py)."""
         meta = self.meta
-        if isinstance(meta, TensorMeta) and not meta.scalar and meta.is_static:
+        if isinstance(meta, TensorMeta) and not meta.scalar:
             return meta
         return None
 
@@ -129,14 +131,14 @@ def fill_meta(graph: Graph, example_inputs: list[Any]) -> None:
             continue
 
 
-def classify(node: Node) -> NodeInfo:
+def classify(node: Node, sizes: Sizes) -> NodeInfo:
     meta = node.meta.get("val")
     info = NodeInfo(node, meta if isinstance(meta, TensorMeta) else None)
     if node.op not in ("call_function", "call_method"):
         info.why = node.op
         return info
     if info.array is None or info.array.ndim == 0:
-        info.why = "not an array of static shape"
+        info.why = "not an array of one or more dimensions"
         return info
     if node.is_impure():
         info.why = "has side effects"
@@ -145,10 +147,10 @@ def classify(node: Node) -> NodeInfo:
         info.why = f"dtype {info.array.dtype}"
         return info
     operands = [n for n in node.all_input_nodes]
-    for operand in operands:
+    for operand in [node, *operands]:
         meta = operand.meta.get("val")
-        if isinstance(meta, TensorMeta) and not meta.is_static:
-            info.why = "an operand has a symbolic shape"
+        if isinstance(meta, TensorMeta) and not sizes.shape_known(meta):
+            info.why = f"{operand.name} has a size the generated code cannot compute"
             return info
         if meta is None:
             info.why = f"no meta for {operand.name}"
@@ -157,19 +159,26 @@ def classify(node: Node) -> NodeInfo:
     if row is None:
         info.why = "not in the op registry"
         return info
-    if row.kind == OpKind.ELEMENTWISE:
-        _classify_elementwise(info, row)
+    if any(isinstance(a, sympy.Basic) for a in (*_flat(node.args), *_flat(node.kwargs))):
+        info.why = "a symbolic size as an argument"
+    elif row.kind == OpKind.ELEMENTWISE:
+        _classify_elementwise(info, row, sizes)
     elif row.kind == OpKind.REDUCTION:
-        _classify_reduction(info)
+        _classify_reduction(info, sizes)
     elif node.op == "call_function" and node.target is np.linalg.norm:
-        _classify_norm(info)
+        _classify_norm(info, sizes)
     else:
         info.why = f"{row.kind.value} op"
     return info
 
 
-def _elementwise_links(info: NodeInfo, operands: list[Any]) -> bool:
-    """Link output axes to operand axes by broadcasting; False if an operand cannot be modelled."""
+def _elementwise_links(info: NodeInfo, operands: list[Any], sizes: Sizes) -> bool:
+    """Link output axes to operand axes by broadcasting; False if an operand cannot be modelled.
+
+    A symbolic size links when it is the result's own size (equal at any size, 1 included), or when
+    the hints say so: broadcasting made the trace decide (and guard) whether a size is 1 or equal to
+    the others, and kernels compare the sizes they block along at run time anyway.
+    """
     out = info.array
     assert out is not None
     for operand in operands:
@@ -186,14 +195,15 @@ def _elementwise_links(info: NodeInfo, operands: list[Any]) -> bool:
         if offset < 0:
             return False
         for axis, size in enumerate(meta.shape):
-            if size == out.shape[axis + offset] and size != 1:
+            hint, out_size = sizes.hint(size), out.shape[axis + offset]
+            if (isinstance(size, sympy.Basic) and size == out_size) or (hint == sizes.hint(out_size) and hint != 1):
                 info.links.append((axis + offset, operand, axis))
-            elif size != 1:
+            elif hint != 1 or isinstance(size, sympy.Basic):
                 return False
     return True
 
 
-def _classify_elementwise(info: NodeInfo, row: OpInfo) -> None:
+def _classify_elementwise(info: NodeInfo, row: OpInfo, sizes: Sizes) -> None:
     node = info.node
     target = node.target
     if node.op == "call_method":
@@ -234,7 +244,7 @@ def _classify_elementwise(info: NodeInfo, row: OpInfo) -> None:
     else:
         info.why = f"elementwise {row.name} has no block emitter"
         return
-    if not _elementwise_links(info, operands):
+    if not _elementwise_links(info, operands, sizes):
         info.role, info.ufunc, info.links = Role.OPAQUE, None, []
         info.why = "operands do not broadcast to the result"
 
@@ -324,7 +334,7 @@ def _normalized_axes(axis: Any, ndim: int) -> tuple[int, ...] | None:
     return normalized if len(normalized) == len(axes) else None
 
 
-def _classify_reduction(info: NodeInfo) -> None:
+def _classify_reduction(info: NodeInfo, sizes: Sizes) -> None:
     node = info.node
     name = node.target if node.op == "call_method" else _REDUCTIONS.get(_hashable(node.target))
     if name is None or (node.op == "call_method" and name not in _REDUCTION_METHODS):
@@ -345,10 +355,10 @@ def _classify_reduction(info: NodeInfo) -> None:
         return
     keepdims = bound.get("keepdims", False)
     _finish_reduction(info, name, source, bound.get("axis"), False if keepdims is np._NoValue else keepdims,
-                      bound.get("dtype"))
+                      bound.get("dtype"), sizes)
 
 
-def _classify_norm(info: NodeInfo) -> None:
+def _classify_norm(info: NodeInfo, sizes: Sizes) -> None:
     bound = _bind(info.node, _NORM_SIGNATURE)
     if bound is None or bound.get("ord") is not None or not isinstance(bound.get("x"), Node):
         info.why = "norm with ord= or unbound arguments"
@@ -361,10 +371,11 @@ def _classify_norm(info: NodeInfo) -> None:
     if not isinstance(source_meta, TensorMeta) or source_meta.dtype.kind != "f":
         info.why = "norm of a non-float array"
         return
-    _finish_reduction(info, "norm", source, bound["axis"], bound.get("keepdims", False), None)
+    _finish_reduction(info, "norm", source, bound["axis"], bound.get("keepdims", False), None, sizes)
 
 
-def _finish_reduction(info: NodeInfo, name: str, source: Node, axis: Any, keepdims: Any, dtype: Any) -> None:
+def _finish_reduction(info: NodeInfo, name: str, source: Node, axis: Any, keepdims: Any, dtype: Any,
+                      sizes: Sizes) -> None:
     source_meta = source.meta.get("val")
     if not isinstance(source_meta, TensorMeta) or source_meta.scalar or not isinstance(keepdims, (bool, np.bool_)):
         info.why = "reduction of a non-array"
@@ -382,7 +393,7 @@ def _finish_reduction(info: NodeInfo, name: str, source: Node, axis: Any, keepdi
     for out_axis, in_axis in enumerate(kept if not keepdims else range(source_meta.ndim)):
         if in_axis in axes:
             continue
-        if source_meta.shape[in_axis] != 1:
+        if sizes.hint(source_meta.shape[in_axis]) != 1:
             info.links.append((out_axis, source, in_axis))
 
 
@@ -394,8 +405,18 @@ def _hashable(target: Any) -> Any:
         return None
 
 
-def analyze(graph: Graph) -> dict[Node, NodeInfo]:
-    return {node: classify(node) for node in graph.nodes}
+def analyze(graph: Graph, sizes: Sizes) -> dict[Node, NodeInfo]:
+    return {node: classify(node, sizes) for node in graph.nodes}
+
+
+def _flat(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _flat(v)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _flat(v)]
+    if isinstance(value, slice):
+        return [value.start, value.stop, value.step]
+    return [value]
 
 
 def reduction_input_axis(info: NodeInfo, out_axis: int) -> int | None:

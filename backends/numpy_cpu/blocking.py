@@ -8,13 +8,15 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ...fx_ir import Node, TensorMeta
 from .analysis import NodeInfo, Role
 from .buffers import ScratchPlan
-from .scheduling import Kernel
+from .scheduling import Kernel, row_elements
+from .sizes import product
 
 # Ufuncs whose loops cost an order of magnitude more per element than an add: they decide whether
 # a kernel has enough work to share between threads.
@@ -81,19 +83,30 @@ class Blocking:
     work: float     # estimated element-operations of the whole kernel
 
 
-def _row_bytes(node: Node, axis: int) -> int:
+@dataclass(frozen=True)
+class Footprint:
+    """What blocking a kernel depends on, as ints, or sympy expressions for a dynamic kernel."""
+
+    extent: Any
+    row_bytes: Any               # bytes of one row along the block axis, over every array in flight
+    row_elements: tuple[Any, ...]  # elements of one row of each member (the largest one counts)
+    work: Any                    # estimated element-operations of the whole kernel
+    slots: tuple[tuple[tuple[Any, ...], Any, int], ...]  # scratch slot shapes, dtypes, block axes
+
+
+def _row_bytes(node: Node, axis: int) -> Any:
     meta = node.meta["val"]
     assert isinstance(meta, TensorMeta)
-    return int(meta.size // meta.shape[axis] * meta.dtype.itemsize)
+    return row_elements(meta, axis) * meta.dtype.itemsize
 
 
-def choose_blocking(kernel: Kernel, infos: dict[Node, NodeInfo], scratch: ScratchPlan, machine: Machine) -> Blocking:
-    """Block rows so that one block of every array in flight fits half the per-core cache."""
-    row = 0
+def footprint(kernel: Kernel, infos: dict[Node, NodeInfo], scratch: ScratchPlan) -> Footprint:
+    """Everything in flight per row of the block axis, and the work, in the graph's own sizes."""
+    row: Any = 0
     for shape, dtype, axis in scratch.slots:
-        row += int(np.prod(shape, dtype=np.int64)) // shape[axis] * np.dtype(dtype).itemsize
-    streamed: set[tuple[Node, int | None]] = set()
-    work = 0.0
+        row += product(d for i, d in enumerate(shape) if i != axis) * np.dtype(dtype).itemsize
+    streamed: dict[tuple[Node, int | None], None] = {}
+    work: Any = 0
     slotted = {node for node, _ in scratch.slot_of}
     for member in kernel.members:
         info = infos[member]
@@ -103,21 +116,33 @@ def choose_blocking(kernel: Kernel, infos: dict[Node, NodeInfo], scratch: Scratc
             row += _row_bytes(member, kernel.axis[member])
         for operand in member.all_input_nodes:
             if operand not in kernel.axis and isinstance(operand.meta.get("val"), TensorMeta):
-                streamed.add((operand, kernel.operand_axis(info, operand)))
-        work += meta.size * (10.0 if info.ufunc in _EXPENSIVE or info.role == Role.POWER else 1.0)
+                streamed.setdefault((operand, kernel.operand_axis(info, operand)), None)
+        work += meta.size * (10 if info.ufunc in _EXPENSIVE or info.role == Role.POWER else 1)
         if info.role == Role.REDUCTION:
             work += sum(o.meta["val"].size for o in member.all_input_nodes if isinstance(o.meta.get("val"), TensorMeta))
     for operand, operand_axis in streamed:
         if operand_axis is not None:
             row += _row_bytes(operand, operand_axis)
+    per_row = tuple(dict.fromkeys(row_elements(infos[m].array, kernel.axis[m]) for m in kernel.members))  # type: ignore[arg-type]
+    return Footprint(kernel.extent, row, per_row, work, tuple(scratch.slots))
+
+
+def decide(extent: int, row: int, row_elements: int, work: float, machine: Machine) -> Blocking:
+    """Block rows so that one block of every array in flight fits this thread's share of the cache."""
     row = max(row, 1)
-    per_row_elements = max(1, max(infos[m].array.size // kernel.extent for m in kernel.members))  # type: ignore[union-attr]
-    min_rows = -(-machine.min_block_elements // per_row_elements)
+    min_rows = -(-machine.min_block_elements // max(1, row_elements))
     block = max(machine.budget_bytes // row, min_rows, 1)
     parallel = machine.cores > 1 and work >= machine.thread_work
     if parallel:  # at least two blocks per thread, so that threads finish together
-        block = min(block, max(min_rows, -(-kernel.extent // (2 * machine.cores))))
-    block = min(block, kernel.extent)
-    blocks = -(-kernel.extent // block)
+        block = min(block, max(min_rows, -(-extent // (2 * machine.cores))))
+    block = max(1, min(block, extent))
+    blocks = -(-extent // block)  # 0 for an empty axis
     threads = min(machine.cores, blocks) if parallel else 1
     return Blocking(block=block, blocks=blocks, threads=threads, row_bytes=row, work=work)
+
+
+def choose_blocking(kernel: Kernel, f: Footprint, machine: Machine) -> Blocking | None:
+    """The blocking of a static kernel; None for a dynamic one (decided per call from its footprint)."""
+    if kernel.dynamic:
+        return None
+    return decide(int(f.extent), int(f.row_bytes), int(max(f.row_elements)), float(f.work), machine)

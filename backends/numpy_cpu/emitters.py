@@ -95,7 +95,7 @@ class KernelEmitter:
         ndim = meta.ndim if isinstance(meta, TensorMeta) else 0
         if component is not None and isinstance(meta, TensorMeta) and ndim > 0:
             # the operand's last axis lines up with the split axis: take the component, or broadcast it
-            component = component if meta.shape[-1] > 1 else 0
+            component = component if meta.shape[-1] != 1 else 0
         else:
             component = None
         if value in self.kernel.axis:

@@ -10,9 +10,10 @@ from typing import Any
 from ...fx_ir import Graph, GraphModule, Node
 from ...fx_ir.passes import run_passes
 from .analysis import NodeInfo, analyze, fill_meta
-from .blocking import Blocking, Machine, choose_blocking
+from .blocking import Blocking, Footprint, Machine, choose_blocking, footprint
 from .buffers import BufferPlan, plan_buffers
 from .scheduling import Kernel, find_kernels, schedule
+from .sizes import Sizes
 
 
 @dataclass
@@ -22,8 +23,10 @@ class Plan:
     kernels: list[Kernel]
     steps: list[Node | Kernel]
     buffers: BufferPlan
-    blocking: dict[str, Blocking]
+    blocking: dict[str, Blocking | None]  # None: a dynamic kernel, blocked per call from its footprint
+    footprints: dict[str, Footprint]
     machine: Machine
+    sizes: Sizes
 
     @property
     def graph(self) -> Graph:
@@ -51,8 +54,13 @@ class Plan:
     def _describe_kernel(self, index: int, kernel: Kernel) -> list[str]:
         b = self.blocking[kernel.name]
         scratch = self.buffers.scratch[kernel.name]
-        lines = [f"[{index}] {kernel.name}: extent {kernel.extent}, block {b.block} ({b.blocks} blocks, "
-                 f"{b.row_bytes} bytes/row in flight), {b.threads} thread(s), ~{b.work:.3g} element-ops"]
+        if b is None:
+            f = self.footprints[kernel.name]
+            lines = [(f"[{index}] {kernel.name}: extent {kernel.extent}, {f.row_bytes} bytes/row in flight, "
+                      f"~{f.work} element-ops: blocks and threads chosen per call from the sizes")]
+        else:
+            lines = [(f"[{index}] {kernel.name}: extent {kernel.extent}, block {b.block} ({b.blocks} blocks, "
+                      f"{b.row_bytes} bytes/row in flight), {b.threads} thread(s), ~{b.work:.3g} element-ops")]
         split = self.buffers.split[kernel.name]
         for member in kernel.members:
             slots = [f"scratch[{i}]" for (node, _), i in scratch.slot_of.items() if node is member]
@@ -88,9 +96,11 @@ def make_plan(graph_module: GraphModule, example_inputs: list[Any], machine: Mac
     graph = module.graph
     fill_meta(graph, list(example_inputs))
     run_passes(graph, lint=False)  # the passes are tested with lint on; here it would only cost time
-    infos = analyze(graph)
-    kernels = find_kernels(graph, infos, machine.min_kernel_bytes, machine.budget_bytes)
+    sizes = Sizes.of_graph(graph, list(example_inputs))
+    infos = analyze(graph, sizes)
+    kernels = find_kernels(graph, infos, machine.min_kernel_bytes, machine.budget_bytes, sizes)
     steps = schedule(graph, kernels)
     buffers = plan_buffers(steps, infos)
-    blocking = {k.name: choose_blocking(k, infos, buffers.scratch[k.name], machine) for k in kernels}
-    return Plan(module, infos, kernels, steps, buffers, blocking, machine)
+    footprints = {k.name: footprint(k, infos, buffers.scratch[k.name]) for k in kernels}
+    blocking = {k.name: choose_blocking(k, footprints[k.name], machine) for k in kernels}
+    return Plan(module, infos, kernels, steps, buffers, blocking, footprints, machine, sizes)

@@ -107,7 +107,7 @@ class BlockedLoop:
         self.kernel, self.extent, self.block, self.threads = kernel, extent, block, threads
         self.slots = slots
         self.blocks = -(-extent // block)
-        self.tail = extent - (self.blocks - 1) * block
+        self.tail = extent - (self.blocks - 1) * block if self.blocks else 0
         self._free: list[ScratchSet] = []
 
     def _acquire(self) -> ScratchSet:
@@ -178,3 +178,37 @@ class BlockedLoop:
                     stop_error = error
         if stop_error is not None:
             raise stop_error
+
+
+class DynamicLoop:
+    """A kernel of symbolic sizes: `loop(sizes, *arrays)` blocks it for those sizes (the symbols' values).
+
+    `layout(*sizes)` returns (extent, row bytes, row elements, work, scratch slot shapes); the
+    resulting BlockedLoop (with its pooled scratch) is kept for the last few distinct sizes.
+    """
+
+    KEEP = 4
+
+    def __init__(self, kernel: Callable[..., Any], layout: Callable[..., Any],
+                 decide: Callable[[int, int, int, float], Any], slots: list[tuple[np.dtype, int]]) -> None:
+        self.kernel, self.layout, self.decide, self.slots = kernel, layout, decide, slots
+        self._loops: dict[tuple[int, ...], BlockedLoop] = {}
+
+    def loop_for(self, sizes: tuple[int, ...]) -> BlockedLoop:
+        loop = self._loops.get(sizes)
+        if loop is not None:
+            return loop
+        extent, row_bytes, row_elements, work, shapes = self.layout(*sizes)
+        b = self.decide(extent, row_bytes, row_elements, work)
+        slots = [(shape, dtype, axis) for shape, (dtype, axis) in zip(shapes, self.slots)]
+        loop = BlockedLoop(self.kernel, extent, b.block, b.threads, slots)
+        if len(self._loops) >= self.KEEP:
+            try:  # drop the oldest (sizes seen long ago); another thread may be doing the same
+                del self._loops[next(iter(self._loops))]
+            except (StopIteration, KeyError, RuntimeError):
+                pass
+        self._loops[sizes] = loop
+        return loop
+
+    def __call__(self, sizes: tuple[int, ...], *arrays: Any) -> None:
+        self.loop_for(sizes)(*arrays)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...fx_ir import Graph, Node, TensorMeta
 from .analysis import NodeInfo, Role, reduction_input_axis
+from .sizes import Sizes, is_static, product
 
 
 @dataclass
@@ -30,15 +31,20 @@ class Kernel:
     """Nodes evaluated together, block by block along one axis of length `extent`.
 
     `axis[m]` is the axis of member m's value that runs along the blocks. `outputs` are the members
-    whose whole value someone outside the kernel reads.
+    whose whole value someone outside the kernel reads. `extent` is an int, or a sympy expression
+    when the kernel is `dynamic` (some member's size is symbolic: blocking is then chosen at run time).
     """
 
     name: str
     members: list[Node]
     axis: dict[Node, int]
-    extent: int
+    extent: Any
     outputs: list[Node] = field(default_factory=list)
     target: SetitemTarget | None = None
+
+    @property
+    def dynamic(self) -> bool:
+        return not all(_meta(m).is_static for m in self.members)
 
     def operand_axis(self, info: NodeInfo, operand: Node) -> int | None:
         """The axis of `operand` that member `info.node` reads along the blocks (None: read whole)."""
@@ -58,10 +64,16 @@ class Kernel:
                     seen.setdefault(operand, None)
         return list(seen)
 
-    def nbytes(self) -> int:
-        """Bytes of the largest member value: what decides whether blocking can pay."""
-        sizes = [_meta(m).size * _meta(m).dtype.itemsize for m in self.members]
-        return max(sizes, default=0)
+    def nbytes(self, sizes: Sizes) -> int:
+        """Bytes of the largest member value (for the example inputs): whether blocking can pay."""
+        return max((sizes.hint(b) for b in self.member_bytes()), default=0)
+
+    def member_bytes(self) -> list[Any]:
+        """Bytes of each member's value, without repeats: ints, or sympy expressions."""
+        found: dict[Any, None] = {}
+        for m in self.members:
+            found.setdefault(product(_meta(m).shape) * _meta(m).dtype.itemsize, None)
+        return list(found)
 
 
 def _meta(node: Node) -> TensorMeta:
@@ -108,8 +120,13 @@ def _blockable(info: NodeInfo, axis: int) -> bool:
     return source_axis is not None and source_axis < min(info.reduced_axes)
 
 
-def find_kernels(graph: Graph, infos: dict[Node, NodeInfo], min_bytes: int, budget_bytes: int) -> list[Kernel]:
-    """Group fusable nodes into kernels: one block axis each, no side effect inside, no cycle through outsiders."""
+def find_kernels(graph: Graph, infos: dict[Node, NodeInfo], min_bytes: int, budget_bytes: int,
+                 sizes: Sizes) -> list[Kernel]:
+    """Group fusable nodes into kernels: one block axis each, no side effect inside, no cycle through outsiders.
+
+    A dynamic kernel is kept whatever its size for the example inputs: the generated code decides at
+    run time, from the actual sizes, whether it runs blocked or as straight code.
+    """
     order = {node: i for i, node in enumerate(graph.nodes)}
     segment: dict[Node, int] = {}
     current = 0
@@ -131,20 +148,22 @@ def find_kernels(graph: Graph, infos: dict[Node, NodeInfo], min_bytes: int, budg
         assert meta is not None
         labels = [uf.find((node, a)) for a in range(meta.ndim)]
         for axis, size in enumerate(meta.shape):
-            if size >= 2 and labels.count(labels[axis]) == 1 and _blockable(infos[node], axis):
+            long = not is_static(size) or size >= 2  # a symbolic size may be long at run time
+            if long and labels.count(labels[axis]) == 1 and _blockable(infos[node], axis):
                 by_label[labels[axis]].append((node, axis))
 
     assigned: set[Node] = set()
     kernels: list[Kernel] = []
     nodes = list(graph.nodes)
     # Labels covering the most work first; scored once, so that planning stays linear in the graph.
-    for label in sorted(by_label, key=lambda lab: _score(by_label[lab], assigned, budget_bytes), reverse=True):
+    for label in sorted(by_label, key=lambda lab: _score(by_label[lab], assigned, budget_bytes, sizes),
+                        reverse=True):
         members = [(n, a) for n, a in by_label[label] if n not in assigned]
         if not members:
             continue
         for group in _split(nodes, members, segment, order):
-            kernel = _make_kernel(f"kernel_{len(kernels)}", group, infos)
-            if kernel is not None and kernel.nbytes() >= min_bytes:
+            kernel = _make_kernel(f"kernel_{len(kernels)}", group, infos, sizes)
+            if kernel is not None and (kernel.dynamic or kernel.nbytes(sizes) >= min_bytes):
                 kernels.append(kernel)
                 assigned.update(kernel.members)
     # Each kernel is convex on its own, but two kernels may still need each other's results
@@ -161,13 +180,14 @@ def find_kernels(graph: Graph, infos: dict[Node, NodeInfo], min_bytes: int, budg
     return kernels
 
 
-def _score(members: list[tuple[Node, int]], assigned: set[Node], budget_bytes: int) -> tuple[bool, int, float]:
+def _score(members: list[tuple[Node, int]], assigned: set[Node], budget_bytes: int,
+           sizes: Sizes) -> tuple[bool, int, float]:
     live = [(n, a) for n, a in members if n not in assigned]
     if not live:
         return (False, 0, 0.0)
-    total = sum(_meta(n).size for n, _ in live)
+    total = sum(sizes.hint(_meta(n).size) for n, _ in live)
     # bytes of one step along the block axis, over all members: a block must fit in the cache
-    row = sum(_meta(n).size // _meta(n).shape[a] * _meta(n).dtype.itemsize for n, a in live)
+    row = sum(sizes.hint(row_elements(_meta(n), a)) * _meta(n).dtype.itemsize for n, a in live)
     outer = -sum(a for _, a in live) / len(live)
     # Fusing more beats fitting the cache exactly, up to rows so long that scratch blocks get huge.
     return (row <= 4 * budget_bytes, total, outer)
@@ -209,14 +229,22 @@ def _split(nodes: list[Node], members: list[tuple[Node, int]], segment: dict[Nod
     return groups
 
 
-def _make_kernel(name: str, group: list[tuple[Node, int]], infos: dict[Node, NodeInfo]) -> Kernel | None:
+def row_elements(meta: TensorMeta, axis: int) -> Any:
+    """Elements of one step along `axis`: the product of the other sizes."""
+    return product(d for i, d in enumerate(meta.shape) if i != axis)
+
+
+def _make_kernel(name: str, group: list[tuple[Node, int]], infos: dict[Node, NodeInfo],
+                 sizes: Sizes) -> Kernel | None:
     members = [n for n, _ in group]
     axis = dict(group)
-    extent = _meta(members[0]).shape[axis[members[0]]]
-    kernel = Kernel(name, members, axis, extent)
+    # a static size, when a member has one, so that the kernel is static if it can be
+    extents = [_meta(m).shape[axis[m]] for m in members]
+    extent = next((e for e in extents if is_static(e)), extents[0])
+    kernel = Kernel(name, members, axis, int(extent) if is_static(extent) else extent)
     member_set = set(members)
     for node in members:
-        if _meta(node).shape[axis[node]] != extent:
+        if sizes.hint(_meta(node).shape[axis[node]]) != sizes.hint(extent):
             return None
         for operand in node.all_input_nodes:
             if operand in member_set and kernel.operand_axis(infos[node], operand) != axis[operand]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import sympy
 
 from ...fx_ir import CodeGen, Node
 from ...fx_ir.naming import Namespace
@@ -17,6 +18,8 @@ from . import runtime
 from .buffers import CopyElision
 from .emitters import KernelEmitter, KernelNames, axis_slice
 from .scheduling import Kernel
+from .sizes import shape_source, symbols_of
+from .sizes import source as size_source
 
 if TYPE_CHECKING:
     from .plan import Plan
@@ -24,14 +27,16 @@ if TYPE_CHECKING:
 
 @dataclass
 class LoopSpec:
-    """What the callable stage builds a runtime.BlockedLoop from, once the source has run."""
+    """What the callable stage builds a runtime.BlockedLoop (or, for a dynamic kernel, a
+    runtime.DynamicLoop around the generated `layout_function`) from, once the source has run."""
 
     kernel_function: str
     loop_global: str
     extent: int
     block: int
     threads: int
-    slots: list[tuple[tuple[int, ...], np.dtype, int]]
+    slots: list[tuple[tuple[Any, ...], np.dtype, int]]
+    layout_function: str | None = None
 
 
 @dataclass
@@ -50,8 +55,10 @@ class SourceWriter(CodeGen):
         self.plan = plan
         self._kernel_sources: list[str] = []
         self._extra_frees: list[str] = []  # forward locals a kernel step made (views), freed after it
+        self._layouts: dict[str, tuple[str, list[str]]] = {}  # dynamic kernel -> its layout function, size names
         self._node_names = frozenset(n.name for n in self.graph.nodes) | {"np"}
         self._loops: list[LoopSpec] = []
+        self._size_names: dict[sympy.Symbol, str] = {}  # symbols the forward reads from its inputs' shapes
         for helper in ("c_ordered", "overlaps", "errors_raise"):
             self.globals[helper] = getattr(runtime, helper)
             self._globals_ns.claim(helper)
@@ -79,12 +86,33 @@ class SourceWriter(CodeGen):
                 else:
                     getattr(self, f"emit_{step.op.value}")(step)
             self._free(index)
+        self._body[:0] = self._size_bindings()
         header = f"def forward({', '.join(self._params)}):"
         body = "\n".join("    " + line for line in (self._body or ["pass"]))
         kernels = "".join(text + "\n\n" for text in self._kernel_sources)
         summary = self.plan.summary()
         src = f"# {summary}\n{kernels}{header}\n{body}\n"
         return ModuleSource(src, self.globals, self._loops)
+
+    # -- symbolic sizes ------------------------------------------------------------------------------
+
+    def _sizes(self, values: Any) -> dict[sympy.Symbol, str]:
+        """Names of the symbols in `values`, bound at the top of forward from the inputs' shapes."""
+        for symbol in sorted(symbols_of(values), key=str):
+            if symbol not in self._size_names:
+                self._size_names[symbol] = self._globals_ns.create_name(str(symbol))
+        return self._size_names
+
+    def _size_bindings(self) -> list[str]:
+        lines = []
+        origins = self.plan.sizes.origins
+        for symbol, name in self._size_names.items():
+            node, dim = origins[symbol]
+            lines.append(f"{name} = {node.name}.shape[{dim}]")
+        return lines
+
+    def _shape(self, shape: tuple[Any, ...]) -> str:
+        return shape_source(tuple(shape), self._sizes(shape))
 
     # -- frees --------------------------------------------------------------------------------------
 
@@ -130,19 +158,53 @@ class SourceWriter(CodeGen):
         params = [names.lo, names.hi, names.scratch, *[n.name for n in externals], *names.outputs.values()]
         members = ", ".join(m.name for m in kernel.members)
         axis_note = f"axis {kernel.axis[kernel.outputs[0]]} of {kernel.outputs[0].name}"
-        doc = (f'    """{members}: rows {names.lo}:{names.hi} along {axis_note} '
-               f'({_count(blocking.blocks, "block")} of {blocking.block}, {_count(blocking.threads, "thread")})."""')
+        if blocking is None:
+            sizing = "blocks and threads chosen per call from the sizes"
+        else:
+            sizing = f'{_count(blocking.blocks, "block")} of {blocking.block}, {_count(blocking.threads, "thread")}'
+        doc = f'    """{members}: rows {names.lo}:{names.hi} along {axis_note} ({sizing})."""'
         lines = [f"def {function}({', '.join(params)}):", doc, *("    " + line for line in emitter.body())]
         self._kernel_sources.append("\n".join(lines))
-        self._loops.append(LoopSpec(function, loop, kernel.extent, blocking.block, blocking.threads,
-                                    [(shape, np.dtype(dtype), axis) for shape, dtype, axis in scratch.slots]))
+        slots = [(shape, np.dtype(dtype), axis) for shape, dtype, axis in scratch.slots]
+        if blocking is None:
+            layout = self._write_layout(kernel)
+            self._loops.append(LoopSpec(function, loop, 0, 0, 0, slots, layout))
+        else:
+            self._loops.append(LoopSpec(function, loop, kernel.extent, blocking.block, blocking.threads, slots))
         self._write_kernel_call(kernel, loop, externals, arguments, view)
+
+    def _write_layout(self, kernel: Kernel) -> str:
+        """`kernel_0_layout(s0, s1)`: a dynamic kernel's footprint for given sizes, which blocking needs."""
+        f = self.plan.footprints[kernel.name]
+        values = [f.extent, f.row_bytes, *f.row_elements, f.work, *(d for shape, _, _ in f.slots for d in shape)]
+        names = dict(self._sizes(values))
+        symbols = sorted(symbols_of(values), key=str)
+        local = {symbol: str(symbol) for symbol in symbols}
+        function = self._globals_ns.create_name(f"{kernel.name}_layout")
+        def go(value: Any) -> str:
+            return size_source(value, local)
+
+        per_row = [go(e) for e in f.row_elements]
+        slots = shape_source(tuple(shape_source(tuple(shape), local) for shape, _, _ in f.slots), {})
+        self._layouts[kernel.name] = (function, [names[s] for s in symbols])
+        row_elements = per_row[0] if len(per_row) == 1 else f"max({', '.join(per_row)})"
+        doc = f"{kernel.name} at these sizes: extent, bytes in flight per row, elements per row, work, scratch shapes."
+        self._kernel_sources.append("\n".join([
+            f"def {function}({', '.join(local[s] for s in symbols)}):",
+            f'    """{doc}"""',
+            f"    return {go(f.extent)}, {go(f.row_bytes)}, {row_elements}, {go(f.work)}, {slots}",
+        ]))
+        return function
 
     def _write_kernel_call(self, kernel: Kernel, loop: str, externals: list[Node], arguments: list[str],
                            view: str | None) -> None:
         arrays = [n.name for n in externals if self._is_array(n)]
         self._body.append(f"# {kernel.name}: {len(kernel.members)} ops fused, evaluated block by block")
         condition = f"c_ordered({', '.join(arrays)})" if arrays else "True"
+        layout = self._layouts.get(kernel.name)
+        if layout is not None:
+            condition = f"{self._dynamic_condition(kernel)} and {condition}"
+            arguments = [shape_source(tuple(layout[1]), {}), *arguments]
         if kernel.target is not None:
             assert view is not None
             target = kernel.target
@@ -165,13 +227,39 @@ class SourceWriter(CodeGen):
         if view is not None:
             self._extra_frees.append(view)
 
+    def _dynamic_condition(self, kernel: Kernel) -> str:
+        """Whether blocking pays at these sizes, and the sizes the kernel blocks along agree.
+
+        The trace decided (and guarded) which sizes broadcasting makes equal; sizes that print
+        differently are still compared, so that a kernel never slices past an array's end.
+        """
+        minimum = self.plan.machine.min_kernel_bytes
+        member_bytes = kernel.member_bytes()
+        names = self._sizes(member_bytes)
+        parts = [size_source(b, names) for b in member_bytes]
+        big = parts[0] if len(parts) == 1 else f"max({', '.join(parts)})"
+        checks = [f"{big} >= {minimum}"]
+        extent = size_source(kernel.extent, self._sizes([kernel.extent]))
+        seen = {extent}
+        infos = self.plan.infos
+        for member in kernel.members:
+            sizes = [member.meta["val"].shape[kernel.axis[member]]]
+            sizes += [o.meta["val"].shape[a] for o in member.all_input_nodes if o not in kernel.axis
+                      and (a := kernel.operand_axis(infos[member], o)) is not None]
+            for size in sizes:
+                text = size_source(size, self._sizes([size]))
+                if text not in seen:
+                    seen.add(text)
+                    checks.append(f"{text} == {extent}")
+        return " and ".join(checks)
+
     def _write_elided_copy(self, node: Node, elision: CopyElision) -> None:
         """`t = x.copy()` whose interior a kernel overwrites next: copy only the border regions."""
         meta = node.meta["val"]
         source = elision.source.name
         written = self._subscript(self._elided_index(node))
         self._body.append(f"# {source}.copy(), but [{written}] is computed straight into it below")
-        self._body.append(f"{node.name} = np.empty({meta.shape!r}, dtype={self._dtype_name(meta.dtype)}) "
+        self._body.append(f"{node.name} = np.empty({self._shape(meta.shape)}, dtype={self._dtype_name(meta.dtype)}) "
                           f"if type({source}) is np.ndarray else {source}.copy()")
         self._bound.add(node)
         for region in elision.regions:
@@ -186,7 +274,7 @@ class SourceWriter(CodeGen):
 
     def _allocation(self, out: Node) -> str:
         meta = out.meta["val"]
-        empty = f"np.empty({meta.shape!r}, dtype={self._dtype_name(meta.dtype)})"
+        empty = f"np.empty({self._shape(meta.shape)}, dtype={self._dtype_name(meta.dtype)})"
         buffer = self.plan.buffers.outputs.get(out)
         if buffer is None or buffer.source is None:
             return f"{out.name} = {empty}"

@@ -65,6 +65,11 @@ def chain_matches_numpy(kind: str, n: int, dtype: np.dtype) -> bool:
         np.array_equal(np.signbit(expected), np.signbit(chained)))
 
 
+def _short(size: object) -> bool:
+    """A static last axis of 2 to 4 (a symbolic one may be any size at run time)."""
+    return isinstance(size, int) and 2 <= size <= MAX_COMPONENTS
+
+
 def _reduction_kind(info: NodeInfo) -> str | None:
     if info.role != Role.REDUCTION or info.reduction not in _CHAINS:
         return None
@@ -74,7 +79,7 @@ def _reduction_kind(info: NodeInfo) -> str | None:
         return None
     meta = _meta(source)
     if (info.reduced_axes[0] != meta.ndim - 1 or meta.dtype not in (np.float32, np.float64)
-            or not 2 <= meta.shape[-1] <= MAX_COMPONENTS):
+            or not _short(meta.shape[-1])):
         return None
     if info.reduction in ("sum", "norm") and (node.kwargs.get("dtype") is not None or info.array is None
                                               or info.array.dtype != meta.dtype):
@@ -91,7 +96,7 @@ def plan_split(kernel: Kernel, infos: dict[Node, NodeInfo]) -> Split:
     for member in kernel.members:
         meta = _meta(member)
         if (infos[member].role in (Role.UFUNC, Role.POWER) and member not in outputs and meta.ndim >= 2
-                and 2 <= meta.shape[-1] <= MAX_COMPONENTS and kernel.axis[member] != meta.ndim - 1):
+                and _short(meta.shape[-1]) and kernel.axis[member] != meta.ndim - 1):
             candidates[member] = meta.shape[-1]
     kinds = {m: _reduction_kind(infos[m]) for m in kernel.members}
     changed = True
