@@ -227,7 +227,7 @@ def _copy_elision(steps: list[Step], index: int, kernel: Kernel) -> CopyElision 
         return None  # ndarray.copy() is C-ordered whatever x is, like the np.empty that replaces it
     source = copy.args[0]
     meta = _meta(copy)
-    if not isinstance(source, Node) or meta is None or not meta.is_static:
+    if not isinstance(source, Node) or meta is None:
         return None
     position = {id(s): i for i, s in enumerate(steps)}
     if position.get(id(copy), index) >= index:
@@ -235,30 +235,29 @@ def _copy_elision(steps: list[Step], index: int, kernel: Kernel) -> CopyElision 
     for user in copy.users:
         if user is not kernel.target.setitem and position.get(id(user), -1) <= index:
             return None  # someone reads t before the kernel has filled it
-    bounds = _unit_slices(kernel.target.index, meta.shape)
-    if bounds is None:
+    items = kernel.target.index if isinstance(kernel.target.index, tuple) else (kernel.target.index,)
+    if len(items) > meta.ndim or not all(isinstance(i, slice) and i.step in (None, 1) for i in items):
         return None
     regions: list[tuple[slice, ...]] = []
-    for axis, (start, stop) in enumerate(bounds):
-        inner = tuple(slice(a, b) for a, b in bounds[:axis])
-        for lo, hi in ((0, start), (stop, meta.shape[axis])):
-            if hi > lo:
-                regions.append(inner + (slice(lo, hi),))
-    return CopyElision(source, regions)
-
-
-def _unit_slices(index: Any, shape: tuple[Any, ...]) -> list[tuple[int, int]] | None:
-    """(start, stop) per leading axis for an index made only of step-1 slices, else None."""
-    items = index if isinstance(index, tuple) else (index,)
-    if len(items) > len(shape) or not all(isinstance(i, slice) and i.step in (None, 1) for i in items):
-        return None
-    bounds = []
-    for item, size in zip(items, shape):
-        start, stop, _ = item.indices(size)
-        if stop < start:
+    if meta.is_static:
+        bounds = [item.indices(size)[:2] for item, size in zip(items, meta.shape)]
+        if any(stop < start for start, stop in bounds):
             return None
-        bounds.append((start, stop))
-    return bounds
+        for axis, (start, stop) in enumerate(bounds):
+            inner = tuple(slice(a, b) for a, b in bounds[:axis])
+            for lo, hi in ((0, start), (stop, meta.shape[axis])):
+                if hi > lo:
+                    regions.append(inner + (slice(lo, hi),))
+        return CopyElision(source, regions)
+    # Symbolic sizes: the complement of x[a:b] is x[:a] and x[b:] as written, whatever the size
+    # (when a:b is empty, the two overlap, and both copy the same values from x).
+    for axis, item in enumerate(items):
+        inner = tuple(items[:axis])
+        if item.start not in (None, 0):
+            regions.append(inner + (slice(None, item.start),))
+        if item.stop is not None:
+            regions.append(inner + (slice(item.stop, None),))
+    return CopyElision(source, regions)
 
 
 def _dying(steps: list[Step], index: int, storage: dict[Node, Storage]) -> list[Storage]:

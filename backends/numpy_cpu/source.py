@@ -263,7 +263,7 @@ class SourceWriter(CodeGen):
                           f"if type({source}) is np.ndarray else {source}.copy()")
         self._bound.add(node)
         for region in elision.regions:
-            index = ", ".join(f"{r.start}:{r.stop}" for r in region)
+            index = ", ".join(_slice_text(r) for r in region)
             self._body.append(f"{node.name}[{index}] = {source}[{index}]")
 
     def _elided_index(self, node: Node) -> Any:
@@ -316,6 +316,10 @@ class SourceWriter(CodeGen):
 
         meta = node.meta.get("val")
         return isinstance(meta, TensorMeta) and not meta.scalar
+
+
+def _slice_text(item: slice) -> str:
+    return f"{'' if item.start is None else item.start}:{'' if item.stop is None else item.stop}"
 
 
 def _count(n: int, noun: str) -> str:

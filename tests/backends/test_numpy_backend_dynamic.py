@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import operator
+import re
 import textwrap
 import warnings
 
@@ -64,6 +65,12 @@ def stencil(u):
     return v
 
 
+def jacobi(u):
+    v = u.copy()
+    v[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    return v
+
+
 def mutates(x, y):
     x += y * 2.0
     return np.tanh(x) * y
@@ -77,9 +84,10 @@ def differences(a):
     (chain, lambda n, rng: (rng.standard_normal(n), rng.standard_normal(n))),
     (softmax, lambda n, rng: (rng.standard_normal((n, 7 + n % 5)).astype(np.float32),)),
     (stencil, lambda n, rng: (rng.standard_normal(n),)),
+    (jacobi, lambda n, rng: (rng.standard_normal((n, 3 + n // 7)),)),
     (mutates, lambda n, rng: (rng.standard_normal(n), rng.standard_normal(n))),
     (differences, lambda n, rng: (rng.standard_normal(n),)),
-], ids=["chain", "softmax", "stencil", "mutates", "differences"])
+], ids=["chain", "softmax", "stencil", "jacobi", "mutates", "differences"])
 def test_one_artifact_serves_every_size(fn, make) -> None:
     recorder = Recorder()
     compiled = dynamo.compile(fn, backend=recorder, dynamic=True)
@@ -89,6 +97,7 @@ def test_one_artifact_serves_every_size(fn, make) -> None:
         _run_both(fn, compiled, lambda n=n, seed=seed: make(n, np.random.default_rng(seed)))
     assert len(recorder.compiled) == 1, "a new size compiled again"
     assert _dynamic_kernels(recorder) >= 1, recorder.compiled[0].source
+    assert not re.search(r"^ +\w+ = \w+\.copy\(\)$", recorder.compiled[0].source, re.M), "a copy made whole"
 
 
 def test_blocked_and_straight_paths_are_both_taken() -> None:
