@@ -8,11 +8,14 @@ from typing import TYPE_CHECKING, Any
 from bytecode import Bytecode, CellVar, FreeVar, Instr
 
 from . import bytecode_compat as compat
+from .logs import get_artifact_logger
 
 if TYPE_CHECKING:
     from .output_graph import CompiledGraph
     from .variables.arrays import ArrayVariable
     from .variables.base import VariableTracker
+
+output_code_log = get_artifact_logger("output_code")
 
 _BUILD = {tuple: "BUILD_TUPLE", list: "BUILD_LIST", slice: "BUILD_SLICE", set: "BUILD_SET"}
 
@@ -155,19 +158,12 @@ def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCod
         prologue.append(instr)
         if isinstance(instr, Instr) and instr.name == "RESUME":
             break
-    call = PyCodegen(code)
-    if compiled is not None:
-        call.append(*compat.callable_with_null([Instr("LOAD_CONST", compiled.compiled_fn)]))
-        for graph_input in compiled.inputs:
-            call.load_source(graph_input.source)
-        call.append(*compat.call_instrs(len(compiled.inputs)))
-        count = len(compiled.outputs)
-        call.append(Instr("UNPACK_SEQUENCE", count))
-        for index in range(count):
-            call.append(Instr("STORE_FAST", output_local(index)))
     from .resume import entry_line
 
     lineno = entry_line(code)  # the graph runs the frame's first lines: a traceback shows them
+    call = PyCodegen(code)
+    if compiled is not None:
+        call.append(*graph_call(code, compiled, lineno))
     for instr in call.instructions + body.instructions:
         if isinstance(instr, Instr) and not compat.has_line(instr):
             instr.lineno = lineno
@@ -177,3 +173,38 @@ def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCod
         if hasattr(original, attribute):
             setattr(transformed, attribute, getattr(original, attribute))
     return compat.flatten_signature(transformed.to_code())
+
+
+def graph_call(code: types.CodeType, compiled: "CompiledGraph", lineno: int) -> list[Instr]:
+    """Run the graph and store its outputs: its code inline when the backend allows it (no call:
+    what a cached call of a small graph costs is that of its NumPy calls), else a call."""
+    from .graph_inline import graph_instructions
+
+    outputs = [output_local(index) for index in range(len(compiled.outputs))]
+    own_lines = {line for _, _, line in code.co_lines() if line is not None}
+
+    def load_input(graph_input: Any) -> list[Instr]:
+        loads = PyCodegen(code)
+        loads.load_source(graph_input.source)
+        return loads.instructions
+
+    def line_of(node: Any) -> int:
+        location = node.meta.get("source_location") if node is not None else None
+        if location is not None and location.filename == code.co_filename and location.lineno in own_lines:
+            return int(location.lineno)  # an op of this function: the line plain Python shows
+        return lineno
+
+    inline = graph_instructions(compiled, load_input, outputs, line_of)
+    if inline is not None:
+        compiled.inlined = True
+        output_code_log.debug("the graph of %s runs inline: its forward's instructions, spliced into the "
+                              "transformed code (DYNAMO_LOGS=bytecode shows them)", code.co_qualname)
+        return inline
+    call = PyCodegen(code)
+    call.append(*compat.callable_with_null([Instr("LOAD_CONST", compiled.compiled_fn)]))
+    for graph_input in compiled.inputs:
+        call.append(*load_input(graph_input))
+    call.append(*compat.call_instrs(len(compiled.inputs)))
+    call.append(Instr("UNPACK_SEQUENCE", len(outputs)))
+    call.append(*(Instr("STORE_FAST", name) for name in outputs))
+    return call.instructions

@@ -48,6 +48,7 @@ class CompiledGraph:
     compile_seconds: float
     ops: list[Any] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the backend says of it (see backend_notes)
+    inlined: bool = False  # its code runs inside the transformed code (graph_inline), not called
 
 
 class OutputGraph:
