@@ -33,8 +33,8 @@ def measure(calls: int = 200_000) -> list[dict]:
         ("f(x, y) -> x + y, positional", add, (1, 2), {}, None),
         ("f(x, y) -> x + y, keyword", add, (1,), {"y": 2}, None),
         # (8, 4) arrays. Static: struct_is compares the shape. Dynamic: struct_is checks each
-        # symbol >= 2 (ssize_pattern); relations between symbols (Eq(s0, s2)) run one generated
-        # Python predicate
+        # symbol >= 2 (ssize_pattern); relations between symbols (Eq(s0, s2)) are `sizes`
+        # instructions, also in C
         ("array x, static shape", trivial, (x,), {}, False),
         ("array x, dynamic (s0, s1)", trivial, (x,), {}, True),
         ("arrays x + y, static shapes", add, (x, y), {}, False),

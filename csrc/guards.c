@@ -17,13 +17,28 @@ typedef enum {
     OP_CALL,        /* obj(reg[src]) is truthy */
     OP_CALL_MANY,   /* obj(*[reg[i] for i in regs]) is truthy */
     OP_STRUCT_IS,   /* type(reg[src]) is T and fields of its C struct hold expected values */
+    OP_SIZES,       /* a relation between sizes of arrays in regs, as a small integer stack program */
     OP_COUNT
 } GuardOp;
 
 static const char *const op_names[OP_COUNT] = {
     "load_arg", "load_global", "load_cell", "load_attr", "load_item", "type_is",
     "id_is",    "equals",      "len_is",    "call",      "call_many", "struct_is",
+    "sizes",
 };
+
+/* OP_SIZES programs (dynamo/shapes/guards.py writes them): a flat sequence of integers.
+ * SZ_DIM k d pushes size d of the array in the instruction's k-th register (it fails unless that
+ * is exactly the expected type with more than d dimensions); SZ_CONST c pushes c; arithmetic pops
+ * its operands and pushes the result with Python's semantics (floor division and remainder);
+ * a comparison pops two values and fails the check when it does not hold. Overflow and division
+ * by zero fail the check. */
+typedef enum {
+    SZ_DIM, SZ_CONST, SZ_ADD, SZ_MUL, SZ_FLOORDIV, SZ_MOD, SZ_NEG, SZ_ABS, SZ_MIN, SZ_MAX,
+    SZ_EQ, SZ_NE, SZ_LT, SZ_LE, SZ_GT, SZ_GE, SZ_COUNT
+} SizeOp;
+
+#define SIZES_STACK 16
 
 /* One field of OP_STRUCT_IS: a word read at a byte offset of the object. The Python side
  * computes offsets from the documented layout of the type and verifies them on a live object;
@@ -52,6 +67,9 @@ typedef struct {
     int nregs;
     FieldCheck *fields; /* OP_STRUCT_IS only */
     Py_ssize_t nfields;
+    Py_ssize_t *code;   /* OP_SIZES only: the program, and where ndim and shape sit in the struct */
+    Py_ssize_t ncode;
+    Py_ssize_t nd_offset, dims_offset;
 } GuardInstr;
 
 typedef struct {
@@ -74,6 +92,7 @@ static void guard_program_dealloc(GuardProgram *self) {
             PyMem_Free(self->instrs[i].fields[f].values);
         }
         PyMem_Free(self->instrs[i].fields);
+        PyMem_Free(self->instrs[i].code);
     }
     PyMem_Free(self->instrs);
     Py_XDECREF(self->spec);
@@ -231,6 +250,144 @@ static int struct_matches(const GuardInstr *ins, PyObject *value) {
     return 1;
 }
 
+/* sizes spec: (exact_type, nd_offset, dims_offset, (program...)); the program is validated here
+ * (operands, register indexes, stack depth), so that running it needs no checks but the
+ * per-array type and ndim ones. */
+static int parse_sizes_spec(PyObject *spec, GuardInstr *ins) {
+    PyObject *type, *program;
+    if (!PyTuple_Check(spec) || !PyArg_ParseTuple(spec, "O!nnO!:sizes", &PyType_Type, &type, &ins->nd_offset,
+                                                  &ins->dims_offset, &PyTuple_Type, &program)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "sizes takes (type, nd_offset, dims_offset, program)");
+        return -1;
+    }
+    Py_ssize_t basic = ((PyTypeObject *)type)->tp_basicsize;
+    if (ins->nd_offset < (Py_ssize_t)sizeof(PyObject) || ins->nd_offset + (Py_ssize_t)sizeof(int) > basic ||
+        ins->dims_offset < (Py_ssize_t)sizeof(PyObject) || ins->dims_offset + (Py_ssize_t)sizeof(void *) > basic) {
+        PyErr_SetString(PyExc_ValueError, "sizes offsets are outside the type's fields");
+        return -1;
+    }
+    ins->obj = Py_NewRef(type);
+    ins->ncode = PyTuple_GET_SIZE(program);
+    ins->code = PyMem_Calloc(ins->ncode ? ins->ncode : 1, sizeof(Py_ssize_t));
+    if (ins->code == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < ins->ncode; i++) {
+        ins->code[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(program, i));
+        if (ins->code[i] == -1 && PyErr_Occurred()) return -1;
+    }
+    int depth = 0;
+    for (Py_ssize_t pc = 0; pc < ins->ncode;) {
+        Py_ssize_t op = ins->code[pc++];
+        int pops = 0, pushes = 0;
+        Py_ssize_t operands = 0;
+        if (op == SZ_DIM) {
+            operands = 2;
+            pushes = 1;
+        }
+        else if (op == SZ_CONST) {
+            operands = 1;
+            pushes = 1;
+        }
+        else if (op == SZ_NEG || op == SZ_ABS) {
+            pops = pushes = 1;
+        }
+        else if (op >= SZ_ADD && op < SZ_EQ) {
+            pops = 2;
+            pushes = 1;
+        }
+        else if (op >= SZ_EQ && op < SZ_COUNT) {
+            pops = 2;
+        }
+        else {
+            PyErr_Format(PyExc_ValueError, "unknown sizes operation %zd", op);
+            return -1;
+        }
+        if (pc + operands > ins->ncode) {
+            PyErr_SetString(PyExc_ValueError, "sizes program ends inside an operation");
+            return -1;
+        }
+        if (op == SZ_DIM && (ins->code[pc] < 0 || ins->code[pc] >= ins->nregs || ins->code[pc + 1] < 0)) {
+            PyErr_SetString(PyExc_ValueError, "sizes: bad register or dimension");
+            return -1;
+        }
+        pc += operands;
+        if (depth < pops) {
+            PyErr_SetString(PyExc_ValueError, "sizes program pops an empty stack");
+            return -1;
+        }
+        depth += pushes - pops;
+        if (depth > SIZES_STACK) {
+            PyErr_SetString(PyExc_ValueError, "sizes program is too deep");
+            return -1;
+        }
+    }
+    if (depth != 0) {
+        PyErr_SetString(PyExc_ValueError, "sizes program leaves values on the stack");
+        return -1;
+    }
+    return 0;
+}
+
+static int run_sizes(const GuardInstr *ins, PyObject **regs) {
+    Py_ssize_t stack[SIZES_STACK];
+    int sp = 0;
+    const Py_ssize_t *code = ins->code;
+    for (Py_ssize_t pc = 0; pc < ins->ncode;) {
+        Py_ssize_t op = code[pc++], a, b;
+        if (op == SZ_DIM) {
+            const char *array = (const char *)regs[ins->regs[code[pc]]];
+            Py_ssize_t d = code[pc + 1];
+            pc += 2;
+            if ((PyObject *)Py_TYPE((PyObject *)array) != ins->obj || *(const int *)(array + ins->nd_offset) <= d) {
+                return 0;
+            }
+            stack[sp++] = (*(Py_ssize_t *const *)(array + ins->dims_offset))[d];
+            continue;
+        }
+        if (op == SZ_CONST) {
+            stack[sp++] = code[pc++];
+            continue;
+        }
+        if (op == SZ_NEG || op == SZ_ABS) {
+            a = stack[sp - 1];
+            if (op == SZ_ABS && a >= 0) continue;
+            if (a == PY_SSIZE_T_MIN) return 0;
+            stack[sp - 1] = -a;
+            continue;
+        }
+        b = stack[--sp];
+        a = stack[--sp];
+        Py_ssize_t r = 0;
+        switch (op) {
+        case SZ_ADD:
+            if (__builtin_add_overflow(a, b, &r)) return 0;
+            break;
+        case SZ_MUL:
+            if (__builtin_mul_overflow(a, b, &r)) return 0;
+            break;
+        case SZ_FLOORDIV:
+        case SZ_MOD:
+            if (b == 0 || (a == PY_SSIZE_T_MIN && b == -1)) return 0;
+            r = op == SZ_FLOORDIV ? a / b : a % b;
+            if (a % b != 0 && ((a < 0) != (b < 0))) r = op == SZ_FLOORDIV ? r - 1 : r + b; /* Python's */
+            break;
+        case SZ_MIN: r = a < b ? a : b; break;
+        case SZ_MAX: r = a > b ? a : b; break;
+        case SZ_EQ: if (a != b) return 0; continue;
+        case SZ_NE: if (a == b) return 0; continue;
+        case SZ_LT: if (!(a < b)) return 0; continue;
+        case SZ_LE: if (!(a <= b)) return 0; continue;
+        case SZ_GT: if (!(a > b)) return 0; continue;
+        case SZ_GE: if (!(a >= b)) return 0; continue;
+        default: return 0;
+        }
+        stack[sp++] = r;
+    }
+    return 1;
+}
+
 /* Instruction tuples: (op, dst, index) for load_arg/load_cell; (op, dst, name) for
  * load_global; (op, dst, src, obj) for load_attr/load_item; (op, src, obj) for checks;
  * (op, src, n) for len_is; (op, obj, (regs...)) for call_many. `loaded` marks the registers
@@ -280,12 +437,15 @@ static int parse_instr(PyObject *item, int nregs, char *loaded, GuardInstr *ins)
         if (parse_source_register(a, nregs, loaded, &ins->src) < 0) return -1;
         ins->index = PyLong_AsSsize_t(b);
         return (ins->index == -1 && PyErr_Occurred()) ? -1 : 0;
+    case OP_SIZES:
     case OP_CALL_MANY: {
-        ins->obj = Py_NewRef(a);
-        if (!PyTuple_Check(b)) {
-            PyErr_SetString(PyExc_TypeError, "call_many takes (op, fn, (registers...))");
+        if (ins->op == OP_CALL_MANY) ins->obj = Py_NewRef(a);
+        PyObject *registers = ins->op == OP_SIZES ? a : b;
+        if (!PyTuple_Check(registers)) {
+            PyErr_SetString(PyExc_TypeError, "call_many takes (op, fn, (registers...)), sizes (op, (registers...), spec)");
             return -1;
         }
+        b = registers;
         if (PyTuple_GET_SIZE(b) > MAX_STACK_REGS) { /* run_instr passes them on the C stack */
             PyErr_Format(PyExc_ValueError, "call_many takes at most %d registers", MAX_STACK_REGS);
             return -1;
@@ -299,7 +459,7 @@ static int parse_instr(PyObject *item, int nregs, char *loaded, GuardInstr *ins)
         for (int i = 0; i < ins->nregs; i++) {
             if (parse_source_register(PyTuple_GET_ITEM(b, i), nregs, loaded, &ins->regs[i]) < 0) return -1;
         }
-        return 0;
+        return ins->op == OP_SIZES ? parse_sizes_spec(PyTuple_GET_ITEM(item, 2), ins) : 0;
     }
     case OP_STRUCT_IS:
         if (parse_source_register(a, nregs, loaded, &ins->src) < 0) return -1;
@@ -419,6 +579,8 @@ static int run_instr(const GuardInstr *ins, PyObject **regs, const GuardInputs *
         return (PyObject *)Py_TYPE(regs[ins->src]) == ins->obj;
     case OP_STRUCT_IS:
         return struct_matches(ins, regs[ins->src]);
+    case OP_SIZES:
+        return run_sizes(ins, regs);
     case OP_ID_IS:
         return regs[ins->src] == ins->obj;
     case OP_EQUALS:

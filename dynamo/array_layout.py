@@ -59,3 +59,11 @@ def pattern_layout_spec(pattern: tuple[int, ...], dtype: np.dtype) -> Any | None
         return None
     return (np.ndarray, ((_ND, "int", len(pattern)), (_DIMENSIONS, "ssize_pattern", tuple(pattern)),
                          (_DESCR, "ptr", dtype)))
+
+
+def sizes_spec(program: tuple[int, ...]) -> Any | None:
+    """Spec of the `sizes` guard instruction (a relation between array sizes, run in C): ndarray,
+    where ndim and the shape pointer sit, and the program; None without a verified layout."""
+    if not LAYOUT_VERIFIED:
+        return None
+    return (np.ndarray, _ND, _DIMENSIONS, tuple(program))

@@ -81,6 +81,7 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
         break
     compiled = output.compile_graph(body.graph_outputs)
     result = CompiledFrame(output.guards, assemble(code, compiled, body), [compiled] if compiled else [], breaks=breaks)
+    result.dynamic = output.shape_env.report()
     result.trace_seconds = time.perf_counter() - start - (compiled.compile_seconds if compiled else 0.0)
     return result
 
@@ -130,6 +131,7 @@ class CompiledFrame:
     trace_seconds: float = 0.0
     # with fallback_reason: the line where compiled code takes over again (None: never)
     python_until: int | None = None
+    dynamic: list[str] = field(default_factory=list)  # explain's lines on dynamic sizes (ShapeEnv.report)
 
 
 class ConvertFrame:
@@ -229,7 +231,9 @@ class ConvertFrame:
         for entry in entries:
             failed_at = self._check(frame, entry)
             if failed_at >= 0:
-                reasons.append(failure_reason(entry.guard, failed_at))
+                rerun = lambda program: program.check(  # noqa: E731
+                    frame.f_args, frame.f_globals, frame.f_builtins, frame.f_closure)
+                reasons.append(failure_reason(entry.guard, failed_at, rerun))
         return reasons
 
     def _log_recompile(self, frame: Any, entries: list) -> None:

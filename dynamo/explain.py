@@ -141,6 +141,8 @@ class ExplainOutput:
     guards_by_frame: list[tuple[str, list[str]]] = field(default_factory=list)
     # per graph, what its backend said of it (nodes it did not optimize, and why); see backend_notes
     notes_per_graph: list[list[str]] = field(default_factory=list)
+    # per frame with dynamic sizes: its symbols and their origins, specializations, size guards
+    dynamic_by_frame: list[tuple[str, list[str]]] = field(default_factory=list)
 
     @property
     def graph_count(self) -> int:
@@ -201,6 +203,11 @@ class ExplainOutput:
                 lines.append(f"Graph {index}: {len(ops)} ops, most used: {common}")
             notes = self.notes_per_graph[index - 1] if index <= len(self.notes_per_graph) else []
             lines.extend(f"  backend: {note}" for note in notes)
+        if self.dynamic_by_frame:
+            lines.append("Dynamic dimensions:")
+            for name, frame_lines in self.dynamic_by_frame:
+                lines.append(f"  {name}:")
+                lines.extend(f"    {line}" for line in frame_lines)
         if self.recompiles:
             lines.append("Recompilations (the guard that failed):")
             lines.extend(f"  - {r}" for r in self.recompiles)
@@ -244,7 +251,7 @@ def _describe_group(group: list[BreakReason]) -> str:
 
 def report_from(callback: Any) -> ExplainOutput:
     """Summarize everything `callback` (a ConvertFrame) compiled since it was last reset."""
-    graphs, ops, guards, reasons, frames, summaries, by_frame, notes = [], [], [], [], [], [], [], []
+    graphs, ops, guards, reasons, frames, summaries, by_frame, notes, dynamic = [], [], [], [], [], [], [], [], []
     seconds = 0.0
     for code, compiled in callback.compiled_frames:
         frames.append(code.co_qualname)
@@ -257,6 +264,8 @@ def report_from(callback: Any) -> ExplainOutput:
         guards.extend(frame_guards)
         if frame_guards:
             by_frame.append((code.co_qualname, frame_guards))
+        if compiled.dynamic:
+            dynamic.append((code.co_qualname, compiled.dynamic))
         seconds += compiled.trace_seconds
         for error in compiled.breaks:
             reasons.append(BreakReason.from_unsupported(error, code.co_qualname, whole_frame=False))
@@ -269,7 +278,8 @@ def report_from(callback: Any) -> ExplainOutput:
         summaries.append(FrameSummary(code.co_qualname, f"{code.co_filename}:{code.co_firstlineno}",
                                       len(compiled.graphs), len(compiled.breaks), kind))
     recompiles = [f"{code.co_qualname}: {'; '.join(why)}" for code, why in callback.recompiles]
-    return ExplainOutput(graphs, reasons, ops, guards, recompiles, seconds, frames, summaries, by_frame, notes)
+    return ExplainOutput(graphs, reasons, ops, guards, recompiles, seconds, frames, summaries, by_frame, notes,
+                         dynamic)
 
 
 def _op_name(node: Any) -> str:

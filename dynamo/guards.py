@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _C
-from .array_layout import layout_spec, pattern_layout_spec
+from .array_layout import layout_spec, pattern_layout_spec, sizes_spec
 from .sources import AttrSource, Source
 
 
@@ -129,11 +129,15 @@ class GuardSet:
         return _ProgramBuilder().build(list(self._guards))
 
 
-def failure_reason(program: Any, failed_at: int) -> str:
-    """Readable text for the instruction `failed_at` of a program built by GuardSet.compile."""
+def failure_reason(program: Any, failed_at: int, rerun: Callable[[Any], int] | None = None) -> str:
+    """Readable text for the instruction `failed_at` of a program built by GuardSet.compile.
+    `rerun(program)` runs another program on the same frame: with it, a failed array layout
+    (one struct_is for type, dtype and sizes) names the part that failed."""
     what = program.info[failed_at]
     if isinstance(what, Source):
         return f"{what.name()} could not be read"
+    if isinstance(what, (ArrayLayout, SizeCheck)) and rerun is not None:
+        return what.failure(rerun)
     return str(what)
 
 
@@ -151,9 +155,46 @@ class ArrayLayout:
     type check and three word compares in C, about 15 ns instead of 160 ns of attribute reads."""
 
     guards: tuple[Guard, ...]
+    sizes: Any = None  # shapes.guards.SizeGuards whose per-array sizes the struct_is checks too
 
     def __str__(self) -> str:
         return " and ".join(str(g) for g in self.guards)
+
+    def failure(self, rerun: Callable[[Any], int]) -> str:
+        """The part that failed, each checked on its own (the slow path: a recompile)."""
+        for guard in self.guards:
+            single = GuardSet()
+            single.add(guard.source, guard.kind, guard.value)
+            if rerun(single.compile()) >= 0:
+                return str(guard)
+        if self.sizes is not None:
+            return size_failure(self.sizes, rerun) or str(self)
+        return str(self)
+
+
+@dataclass(frozen=True, eq=False)
+class SizeCheck:
+    """One relation between dynamic sizes checked in C (a `sizes` instruction)."""
+
+    sizes: Any  # shapes.guards.SizeGuards
+    index: int
+
+    def __str__(self) -> str:
+        return self.sizes.texts[self.index].split("  ")[0]
+
+    def failure(self, rerun: Callable[[Any], int]) -> str:
+        return size_failure(self.sizes, rerun) or f"{self} failed"
+
+
+def size_failure(sizes: Any, rerun: Callable[[Any], int]) -> str | None:
+    """Which size guard fails, with the sizes seen (`Eq(s0, 8) failed: L['x'].shape[0] is 9`):
+    every size guard run again by the Python predicate (the slow path: a recompile)."""
+    check, sources = sizes.predicate(set())
+    builder = _ProgramBuilder()
+    registers = tuple(builder.load(AttrSource(source, "shape")) for source in sources)
+    builder.emit(sizes, "call_many", check, registers)
+    program = _C.GuardProgram(builder.instructions, max(len(builder.registers), 1), builder.info)
+    return str(sizes) if rerun(program) >= 0 else None
 
 
 class _ProgramBuilder:
@@ -178,9 +219,11 @@ class _ProgramBuilder:
     def find_array_layouts(self, guards: list[Guard]) -> None:
         by_key = {(g.source, g.kind): g for g in guards}
         patterns: dict[Source, tuple] = {}  # dynamic arrays: sizes as a struct_is ssize_pattern
+        owners: dict[Source, Any] = {}
         for guard in guards:
             if guard.kind is GuardKind.SIZES:
                 patterns.update(guard.value.guards.patterns)
+                owners.update(dict.fromkeys(guard.value.guards.patterns, guard.value.guards))
         self.in_struct: set[Source] = set()
         for guard in guards:
             if guard.kind is not GuardKind.TYPE_IS or guard.value is not np.ndarray:
@@ -195,7 +238,7 @@ class _ProgramBuilder:
                 pattern = patterns.get(guard.source)
                 spec = None if pattern is None else pattern_layout_spec(pattern, dtype.value)
                 if spec is not None:
-                    self.layouts[guard] = (spec, ArrayLayout((guard, dtype, shape)))
+                    self.layouts[guard] = (spec, ArrayLayout((guard, dtype, shape), owners.get(guard.source)))
                     self.covered |= {dtype, shape}
                     self.in_struct.add(guard.source)
                 continue
@@ -246,11 +289,16 @@ class _ProgramBuilder:
 
 
     def lower_sizes(self, guard: Guard) -> None:
-        """The first entry runs the generated predicate on every dynamic array's shape; the
-        others only print (the predicate checks them all, in order)."""
+        """The first entry emits the checks of them all: one C `sizes` instruction per relation
+        that has a program, then the generated predicate for the rest (if any); the other
+        entries only print."""
         if guard.value.index == 0:
             sizes = guard.value.guards
-            check, sources = sizes.predicate(self.in_struct)
+            in_c = {i: c for i, c in sizes.c_checks().items() if sizes_spec(c[1]) is not None}
+            for index, (sources, program) in in_c.items():  # relations: a few integer ops in C
+                registers = tuple(self.load(source) for source in sources)
+                self.emit(SizeCheck(sizes, index), "sizes", registers, sizes_spec(program))
+            check, sources = sizes.predicate(self.in_struct, frozenset(in_c))
             if check is not None:
                 registers = tuple(self.load(AttrSource(source, "shape")) for source in sources)
                 self.emit(sizes, "call_many", check, registers)

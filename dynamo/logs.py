@@ -1,4 +1,5 @@
 """DYNAMO_LOGS artifacts as named loggers: dynamo.graph, dynamo.guards, dynamo.bytecode, ...
+(`dynamic`: symbols of dynamic sizes, the facts guarded on them, and each specialization).
 
 `DYNAMO_LOGS=graph,guards` turns those loggers on at DEBUG with a stderr handler.
 """
@@ -8,7 +9,7 @@ import logging
 
 from . import config
 
-ARTIFACTS = ("graph", "guards", "bytecode", "breaks", "recompiles", "output_code")
+ARTIFACTS = ("graph", "guards", "bytecode", "breaks", "recompiles", "output_code", "dynamic")
 
 _handler: logging.Handler | None = None
 

@@ -14,7 +14,7 @@ from .exc import BackendCompilerFailed, Category, SourceLocation, unsupported
 from .fx_ir.graph import Graph
 from .fx_ir.graph_module import GraphModule
 from .fx_ir.tensor_meta import TensorMeta
-from .guards import GuardKind, GuardSet
+from .guards import GuardKind, GuardSet, dtype_guard
 from .logs import get_artifact_logger
 from .side_effects import SideEffects
 from .sources import Source
@@ -94,10 +94,14 @@ class OutputGraph:
         from .sources import AttrSource
 
         self.guard(AttrSource(source, "dtype"), GuardKind.EQUALS, value.dtype)
+        kind, exact = dtype_guard(value.dtype)
+        if kind is GuardKind.CALL:  # a record or structured dtype, or one with metadata: == is not enough
+            self.guard(AttrSource(source, "dtype"), kind, exact)
         meta = TensorMeta.from_value(value)
         if isinstance(value, np.ndarray):
             dynamic, marked = self.shape_policy.dynamic_dims(source.name(), value)
-            shape = self.shape_env.array_shape(source, value.shape, dynamic, marked) if dynamic else value.shape
+            shape = self.shape_env.array_shape(source, value.shape, dynamic, marked, self.shape_policy.reason) \
+                if dynamic else value.shape
         else:
             shape = value.shape
         if source in self.shape_env.arrays:  # sizes checked by the size guards, ndim here
@@ -128,12 +132,18 @@ class OutputGraph:
         return node
 
     def size_value(self, value: Any) -> VariableTracker:
-        """A shape, size or dtype read off an array's meta, as the program sees it."""
+        """A shape, size or dtype read off an array's meta, as the program sees it: a dynamic size
+        is a symbolic int (specialized only where the program needs its value)."""
         from .variables.builder import wrap_constant_result
+        from .variables.sequences import ListVariable, TupleVariable
+        from .variables.symbolic import SymbolicIntVariable
 
-        if self.shape_env.has_symbols(value):  # a Python value: the symbols it holds are fixed
-            value = self.shape_env.specialize(value, "a size used as a Python value")
-        return wrap_constant_result(value)
+        if not self.shape_env.has_symbols(value):
+            return wrap_constant_result(value)
+        if isinstance(value, (tuple, list)):
+            items = [self.size_value(v) for v in value]
+            return TupleVariable(items) if isinstance(value, tuple) else ListVariable(items)
+        return SymbolicIntVariable.create(self, value)
 
     def static_size(self, value: Any, why: str) -> int:
         """A size the trace needs as a number (a loop's trip count): fixed with a guard."""

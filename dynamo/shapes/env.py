@@ -37,6 +37,7 @@ class SymbolInfo:
     source: Any  # the array's Source
     dim: int
     marked: bool  # mark_dynamic: specializing it is an error
+    why: str = ""  # why the dimension is dynamic (mark_dynamic, dynamic=True, automatic)
 
     @property
     def origin(self) -> str:
@@ -65,22 +66,34 @@ class ShapeEnv(SizeOracle):
         self.arrays: dict[Any, tuple[Any, ...]] = {}  # source -> symbolic shape, for arrays with symbols
         self.relations: dict[sympy.Basic, str] = {}  # relation -> note ("" or why it was specialized)
         self.specializations: dict[sympy.Symbol, Specialization] = {}
+        self.kept_static: list[str] = []  # dimensions asked to be dynamic that stay static, and why
         self._known: dict[sympy.Symbol, sympy.Expr] = {}  # s -> t + 2 (t >= 0), or its value once specialized
+        # symbolic sizes at run time (shapes.runtime): graph nodes and generated functions, by expression
+        self.size_nodes: dict[sympy.Expr, Any] = {}
+        self.size_functions: dict[sympy.Expr, Callable[..., int]] = {}
 
     # ---- symbols ---------------------------------------------------------------------------------
-    def array_shape(self, source: Any, shape: tuple[int, ...], dynamic: set[int], marked: set[int]) -> tuple[Any, ...]:
+    def array_shape(self, source: Any, shape: tuple[int, ...], dynamic: set[int], marked: set[int],
+                    why: str = "dynamic") -> tuple[Any, ...]:
         """The traced shape of an input array: a symbol for each dimension in `dynamic` (>= 2)."""
         dims = {d for d in dynamic if shape[d] >= MIN_DYNAMIC_SIZE}
+        for d in sorted(set(dynamic) - dims):
+            self.kept_static.append(f"{source.name()}.shape[{d}] == {shape[d]}: sizes 0 and 1 stay specialized "
+                                    "(broadcasting depends on them)")
+        if dims and len(self.arrays) >= MAX_DYNAMIC_ARRAYS:
+            self.kept_static.append(f"{source.name()}: static, past {MAX_DYNAMIC_ARRAYS} arrays with dynamic sizes")
         if not dims or len(self.arrays) >= MAX_DYNAMIC_ARRAYS:
             return tuple(shape)
-        sizes = tuple(self._new_symbol(source, d, n, d in marked) if d in dims else n for d, n in enumerate(shape))
+        sizes = tuple(self._new_symbol(source, d, n, d in marked, "mark_dynamic" if d in marked else why)
+                      if d in dims else n for d, n in enumerate(shape))
         self.arrays[source] = sizes
         log.debug("%s: shape %s", source.name(), sizes)
         return sizes
 
-    def _new_symbol(self, source: Any, dim: int, hint: int, marked: bool) -> sympy.Symbol:
+    def _new_symbol(self, source: Any, dim: int, hint: int, marked: bool, why: str) -> sympy.Symbol:
         symbol = sympy.Symbol(f"s{len(self.symbols)}", integer=True, positive=True)
-        self.symbols[symbol] = SymbolInfo(symbol, int(hint), source, dim, marked)
+        self.symbols[symbol] = SymbolInfo(symbol, int(hint), source, dim, marked, why)
+        log.debug("%s = %s (%s; traced with %d)", symbol, self.symbols[symbol].origin, why, hint)
         self.hints[symbol] = int(hint)
         shifted = sympy.Symbol(f"_t{len(self.symbols)}", integer=True, nonnegative=True)
         self._known[symbol] = shifted + MIN_DYNAMIC_SIZE
@@ -106,14 +119,47 @@ class ShapeEnv(SizeOracle):
         return equal
 
     def decide_nonnegative(self, a: Any) -> bool:
-        e = self._reduced(a)
-        if e.is_nonnegative is not None:
-            return bool(e.is_nonnegative)
-        if e.is_integer and (e + 1).is_positive:
-            return True
+        known = self._nonnegative(a)
+        if known is not None:
+            return known
         nonneg = self.hint(a) >= 0
         self.record(_ordered(sympy.sympify(a), nonneg))
         return nonneg
+
+    def decide_relation(self, relation: sympy.Basic) -> bool:
+        """The truth of a comparison of sizes the program branches on (`n > 100`, `n == m`):
+        from what is known of the symbols when it follows from it, else from the hints,
+        recording the relation (or its negation) as the guard, never the sizes themselves."""
+        relation = sympy.sympify(relation)
+        if relation in (sympy.true, sympy.false):
+            return bool(relation)
+        lhs, rhs = relation.lhs, relation.rhs
+        if isinstance(relation, (sympy.Eq, sympy.Ne)):
+            return self.decide_equal(lhs, rhs) == isinstance(relation, sympy.Eq)
+        # integers: a > b is a >= b + 1; a < b and a <= b are the same with the sides swapped
+        low, high = (lhs, rhs) if isinstance(relation, (sympy.Ge, sympy.Gt)) else (rhs, lhs)
+        strict = isinstance(relation, (sympy.Gt, sympy.Lt))
+        known = self._nonnegative(sympy.sympify(low) - high - (1 if strict else 0))
+        if known is not None:
+            return bool(known)
+        holds = bool(relation.xreplace(self.hints))
+        self.record(relation if holds else sympy.Not(relation))
+        return holds
+
+    def _nonnegative(self, a: Any) -> bool | None:
+        """a >= 0 when it follows from what is known of the symbols, else None. Floors and
+        remainders (x[:n // 2], n % 4) are replaced by their bounds: floor(u) lies in (u - 1, u],
+        Mod(u, m) in [0, m - 1] for m > 0; a lower bound >= 0 proves it, an upper one < 0 refutes it."""
+        e = self._reduced(a)
+        for bound, proves in ((e, None), (_bound(e, lower=True), True), (_bound(e, lower=False), False)):
+            if bound is None:
+                continue
+            known = bound.is_nonnegative
+            if known is None and bound.is_integer:
+                known = True if (bound + 1).is_positive else (False if bound.is_negative else None)
+            if known is not None and (proves is None or known is proves):
+                return known
+        return None
 
     def record(self, relation: sympy.Basic, note: str = "") -> None:
         if relation in (sympy.true, sympy.false) or relation in self.relations:
@@ -149,6 +195,8 @@ class ShapeEnv(SizeOracle):
                 f"control flow")
         spec = Specialization(symbol, info.hint, why, location)
         self.specializations[symbol] = spec
+        log.debug("%s (%s) specialized to %d: %s%s", symbol, info.origin, info.hint, spec,
+                  f"\n    {location.text}" if location and location.text else "")
         self._known[symbol] = sympy.Integer(info.hint)
         self.record(sympy.Eq(symbol, info.hint), f"specialized: {spec}")
 
@@ -159,6 +207,49 @@ class ShapeEnv(SizeOracle):
 
     def describe_symbols(self) -> list[str]:
         return [f"{s} = {i.origin}" for s, i in self.symbols.items()]
+
+    def report(self) -> list[str]:
+        """What explain() shows of this trace's dynamic sizes: each symbol with its origin, the
+        size guards, which sizes were specialized and by which line, which stayed static."""
+        lines = [f"{s} = {i.origin}  ({i.why}; traced with {i.hint})" for s, i in self.symbols.items()]
+        for symbol, spec in self.specializations.items():
+            where = spec.location
+            line = f"specialized {symbol} = {spec.value} ({self.symbols[symbol].origin}): {spec.why}"
+            if where is not None:
+                line += f" at {where.filename}:{where.lineno}" + (f"\n      {where.text}" if where.text else "")
+            lines.append(line)
+        lines.extend(f"static {text}" for text in self.kept_static)
+        relations = [str(r) for r, note in self.relations.items() if not note]
+        if relations:
+            lines.append(f"size guards: {', '.join(relations)}")
+        return lines
+
+
+def _bound(expr: sympy.Expr, lower: bool) -> sympy.Expr | None:
+    """A lower (or upper) bound of expr with its floor, ceiling and Mod terms (with constant
+    coefficients) replaced by their bounds; None if it has none of them."""
+    replaced = False
+    terms = []
+    for term in sympy.Add.make_args(expr):
+        coeff, atom = term.as_coeff_Mul()
+        low_high = _atom_bounds(atom)
+        if low_high is None:
+            terms.append(term)
+            continue
+        replaced = True
+        low, high = low_high
+        terms.append(coeff * (low if (coeff > 0) == lower else high))
+    return sympy.expand(sympy.Add(*terms)) if replaced else None
+
+
+def _atom_bounds(atom: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr] | None:
+    if isinstance(atom, sympy.floor):
+        return atom.args[0] - 1, atom.args[0]
+    if isinstance(atom, sympy.ceiling):
+        return atom.args[0], atom.args[0] + 1
+    if isinstance(atom, sympy.Mod) and atom.args[1].is_positive:
+        return sympy.Integer(0), atom.args[1] - 1
+    return None
 
 
 def _ordered(expr: sympy.Expr, nonneg: bool) -> sympy.Basic:

@@ -1,22 +1,25 @@
-"""Size guards of one compiled entry: the relations of a ShapeEnv, compiled once into a Python
-predicate over the input arrays' shapes (run by the guard program's `call_many`).
+"""Size guards of one compiled entry: the facts of a ShapeEnv, checked on every call without sympy:
+per-array sizes and relations between sizes in C, anything else by one generated Python predicate.
 
-The generated predicate for `x` of shape (s0, 4) and `y` of shape (s1,) reads
+When NumPy's struct layout is verified, each array's own sizes (static ones, and `s >= 2`) are
+checked by its `struct_is` instruction (an `ssize_pattern` field), and each relation
+(`Eq(s0, s1)`, `s0 > 6`, `Eq(Mod(s0, 4), 0)`) by a `sizes` instruction: a small integer stack
+program over the arrays' shape fields (`size_program`), with Python's integer semantics. What
+is left (no verified layout, an expression with no such program) goes to the predicate; for `x`
+of shape (s0, 4) and `y` of shape (s1,) it reads
 
     def check(sh0, sh1):
         s0 = sh0[0]
         s1 = sh1[0]
-        if not (sh0[1] == 4): return fail(0, (sh0, sh1))
-        if not (s0 >= 2): return fail(1, (sh0, sh1))
-        if not (s1 >= 2): return fail(2, (sh0, sh1))
-        if not (s0 == s1): return fail(3, (sh0, sh1))
+        if not (sh0[1] == 4): return _fail(0, (sh0, sh1))
+        if not (s0 >= 2): return _fail(1, (sh0, sh1))
+        if not (s1 >= 2): return _fail(2, (sh0, sh1))
+        if not (s0 == s1): return _fail(3, (sh0, sh1))
         return True
 
-When NumPy's struct layout is verified, each array's own sizes (static ones, and `s >= 2`) are
-checked in C by its `struct_is` instruction (an `ssize_pattern` field) and only the relations
-between symbols are left to the predicate (none: no predicate at all). Nothing is re-derived by
-sympy per call; `fail` only keeps the index and the sizes (ints) for the
-recompile message (`Eq(s0, 8) failed: L['x'].shape[0] is 9`).
+`_fail` only keeps the index and the sizes (ints) for the recompile message
+(`Eq(s0, 8) failed: L['x'].shape[0] is 9`); a failure in C is explained by running the whole
+predicate once more (the slow path of a recompile).
 """
 from __future__ import annotations
 
@@ -63,8 +66,13 @@ class SizeGuards:
                     self._add(f"{size} >= {MIN_DYNAMIC_SIZE}  ({size} = {env.symbols[size].origin})",
                               f"{size} >= {MIN_DYNAMIC_SIZE}", [(k, d)], source)
         self._slow: dict[str, Any] = {}
+        self.programs: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}  # see c_checks
         for relation, note in env.relations.items():
             places = [where[s] for s in sorted(relation.free_symbols, key=str) if s in where]
+            try:
+                self.programs[len(self.texts)] = size_program(relation, where)
+            except NotImplementedError:
+                pass
             text = str(relation) + (f"  # {note}" if note else "")
             try:
                 code = python_source(relation, names)
@@ -78,11 +86,17 @@ class SizeGuards:
         self.source = ""
         self.check = self.predicate(set())[0]
 
-    def predicate(self, in_struct: set[Any]) -> tuple[Any, list[Any]]:
+    def c_checks(self) -> dict[int, tuple[tuple[Any, ...], tuple[int, ...]]]:
+        """The relations the guard program checks in C (its `sizes` instruction): entry index ->
+        (the arrays it reads, the program over them)."""
+        return {i: (tuple(self.sources[k] for k in arrays), code) for i, (arrays, code) in self.programs.items()}
+
+    def predicate(self, in_struct: set[Any], in_c: frozenset[int] = frozenset()) -> tuple[Any, list[Any]]:
         """(the generated check, the sources whose shapes it takes), leaving out what the
-        struct_is instructions of the arrays in `in_struct` check already; (None, []) if nothing
-        is left. Compiled here, once per compiled entry."""
-        todo = [i for i, owner in enumerate(self.owner) if owner is None or owner not in in_struct]
+        struct_is instructions of the arrays in `in_struct` check already and the relations in
+        `in_c`; (None, []) if nothing is left. Compiled here, once per compiled entry."""
+        todo = [i for i, owner in enumerate(self.owner)
+                if (owner is None and i not in in_c) or (owner is not None and owner not in in_struct)]
         if not todo:
             return None, []
         args = ", ".join(f"sh{k}" for k in range(len(self.sources)))
@@ -122,6 +136,79 @@ class SizeGuards:
         return f"{self.texts[index].split('  ')[0]} failed: {', '.join(seen)}" if seen else f"{self.texts[index]} failed"
 
 
+# csrc/guards.c SizeOp
+_SZ = {name: code for code, name in enumerate(
+    ("dim", "const", "add", "mul", "floordiv", "mod", "neg", "abs", "min", "max", "eq", "ne", "lt", "le", "gt", "ge"))}
+_SZ_RELATIONS = {sympy.Eq: "eq", sympy.Ne: "ne", sympy.Lt: "lt", sympy.Le: "le", sympy.Gt: "gt", sympy.Ge: "ge"}
+_SZ_STACK = 16  # SIZES_STACK
+
+
+def size_program(relation: sympy.Basic, where: dict[sympy.Symbol, tuple[int, int]]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(the arrays it reads, the csrc `sizes` program) of one relation; NotImplementedError when
+    it has no such program (then the Python predicate checks it)."""
+    kind = _SZ_RELATIONS.get(type(relation))
+    if kind is None:
+        raise NotImplementedError(relation)
+    arrays: list[int] = []
+    code: list[int] = []
+    depth = [0, 0]  # current, deepest
+
+    def push(*items: int, change: int) -> None:
+        code.extend(items)
+        depth[0] += change
+        depth[1] = max(depth[1], depth[0])
+
+    def emit(e: sympy.Expr) -> None:
+        if e.is_Integer:
+            if not -2 ** 63 <= int(e) < 2 ** 63:
+                raise NotImplementedError(e)
+            push(_SZ["const"], int(e), change=1)
+        elif isinstance(e, sympy.Symbol):
+            if e not in where:
+                raise NotImplementedError(e)
+            k, d = where[e]
+            if k not in arrays:
+                arrays.append(k)
+            push(_SZ["dim"], arrays.index(k), d, change=1)
+        elif isinstance(e, (sympy.Add, sympy.Mul, sympy.Min, sympy.Max)):
+            if isinstance(e, sympy.Mul) and any(not a.is_integer for a in e.args):
+                raise NotImplementedError(e)
+            op = {sympy.Add: "add", sympy.Mul: "mul", sympy.Min: "min", sympy.Max: "max"}[type(e)]
+            first, *rest = e.args
+            emit(first)
+            for arg in rest:
+                emit(arg)
+                push(_SZ[op], change=-1)
+        elif isinstance(e, sympy.Pow) and e.exp.is_Integer and 0 < e.exp <= 8:
+            emit(e.base)
+            for _ in range(int(e.exp) - 1):
+                emit(e.base)
+                push(_SZ["mul"], change=-1)
+        elif isinstance(e, sympy.Mod):
+            emit(e.args[0])
+            emit(e.args[1])
+            push(_SZ["mod"], change=-1)
+        elif isinstance(e, (sympy.floor, sympy.ceiling)):
+            num, den = sympy.fraction(sympy.together(e.args[0]))
+            emit(num if isinstance(e, sympy.floor) else -num)
+            emit(den)
+            push(_SZ["floordiv"], change=-1)
+            if isinstance(e, sympy.ceiling):
+                push(_SZ["neg"], change=0)
+        elif isinstance(e, sympy.Abs):
+            emit(e.args[0])
+            push(_SZ["abs"], change=0)
+        else:
+            raise NotImplementedError(e)
+
+    emit(relation.lhs)
+    emit(relation.rhs)
+    push(_SZ[kind], change=-2)
+    if depth[1] > _SZ_STACK:
+        raise NotImplementedError(relation)
+    return tuple(arrays), tuple(code)
+
+
 _RELATIONS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
 
 
@@ -152,6 +239,8 @@ def python_source(expr: sympy.Basic, names: dict[sympy.Symbol, str]) -> str:
         if isinstance(expr, sympy.floor):
             return f"({go(num)} // {go(den)})"
         return f"(-((-{go(num)}) // {go(den)}))"
+    if isinstance(expr, sympy.Abs):
+        return f"abs({go(expr.args[0])})"
     if isinstance(expr, (sympy.Min, sympy.Max)):
         return f"{'min' if isinstance(expr, sympy.Min) else 'max'}({', '.join(go(a) for a in expr.args)})"
     if isinstance(expr, sympy.And):

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import config
 from ..fx_ir.ops.symbolic import SizeOracle, StructuralOracle, using_oracle
-from .env import ShapeEnv
+from .env import ShapeEnv, log
 
 # id(array) -> (weak reference, {dim: True for dynamic, False for static})
 _marks: dict[int, tuple[Any, dict[int, bool]]] = {}
@@ -71,6 +71,8 @@ class FrameState:
             return set()
         for d, size in enumerate(shape):
             if seen[d] is not None and seen[d] != size:
+                log.debug("%s.shape[%d] of %s is dynamic from now on: compiled for %d, now %d",
+                          name, d, code.co_qualname, seen[d], size)
                 seen[d] = None
         return {d for d, size in enumerate(seen) if size is None}
 
@@ -86,6 +88,11 @@ class ShapePolicy:
     state: FrameState | None = None
     code: types.CodeType | None = None
     env: ShapeEnv | None = field(default=None, repr=False)
+
+    @property
+    def reason(self) -> str:
+        """Why a dimension not marked with mark_dynamic is dynamic under this policy."""
+        return "dynamic=True" if self.dynamic is True else "automatic: its size changed between compiles"
 
     def dynamic_dims(self, name: str, value: np.ndarray) -> tuple[set[int], set[int]]:
         """(dynamic dims, those of them marked with mark_dynamic) for the input array `value`."""

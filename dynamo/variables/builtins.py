@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..exc import Category, unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
+from .symbolic import concrete, holds_symbolic, symbolic_extremum
 
 if TYPE_CHECKING:
     from ..translator.core import InstructionTranslatorBase as Tx
@@ -266,6 +267,7 @@ def _range(tx: "Tx", /, *args: VariableTracker) -> VariableTracker | None:
 
     if not args or not all(a.is_python_constant() for a in args):
         return None
+    args = tuple(concrete(a, "range() of a size (a loop over it is unrolled)") for a in args)
     try:
         return RangeVariable(range(*[a.as_python_constant() for a in args]))
     except (TypeError, ValueError) as error:
@@ -321,6 +323,10 @@ def _sorted(tx: "Tx", iterable: VariableTracker, /, *, key: VariableTracker | No
     return ListVariable(sorted_items(tx, iterable.unpack(tx), key, reverse))
 
 
+def no_key(key: VariableTracker | None) -> bool:
+    return key is None or (key.is_python_constant() and key.as_python_constant() is None)
+
+
 def _extremum(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
     """min/max: the first smallest (largest) item, comparing keys known while tracing."""
 
@@ -329,12 +335,13 @@ def _extremum(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
         if not args or _involves_array(list(args), {}) and len(args) > 1:
             return None  # np.maximum-like pairs of arrays: the generic rules (graph) decide
         items = list(args) if len(args) > 1 else args[0].unpack(tx)
+        if no_key(key) and (symbolic := symbolic_extremum(tx, fn, items)) is not None:
+            return symbolic  # min(n, 4) of sizes: Min(s0, 4), decided when it is needed
         if not items:
             if default is None:
                 unsupported(Category.EXCEPTION, f"{fn.__name__}() of an empty sequence raises ValueError")
             return default
-        no_key = key is None or (key.is_python_constant() and key.as_python_constant() is None)
-        keys = items if no_key else [key.call_function(tx, [i], {}) for i in items]
+        keys = items if no_key(key) else [key.call_function(tx, [i], {}) for i in items]
         if not all(k.is_python_constant() for k in keys):
             unsupported(Category.DATA_DEPENDENT_BRANCH, f"{fn.__name__}() compares values known only at run time",
                         f"use np.{'maximum' if fn is max else 'minimum'} for arrays")
@@ -348,14 +355,16 @@ def _extremum(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
 
 
 def _sum(tx: "Tx", iterable: VariableTracker, /, start: VariableTracker | None = None) -> VariableTracker | None:
-    if iterable.has_constant_contents() and (start is None or start.is_python_constant()):
+    if iterable.has_constant_contents() and (start is None or start.is_python_constant()) \
+            and not holds_symbolic(iterable) and not (start is not None and holds_symbolic(start)):
         return None  # folds, with CPython's own (compensated) float summation
     items = iterable.unpack(tx)
     total = start if start is not None else ConstantVariable(0)
     # CPython adds a leading run of plain numbers on a fast path and the rest with `+`:
     # folding that run with sum() itself then adding the rest gives the same value
     run = 0
-    while run < len(items) and items[run].is_python_constant() and total.is_python_constant():
+    while run < len(items) and items[run].is_python_constant() and total.is_python_constant() \
+            and not holds_symbolic(items[run]) and not holds_symbolic(total):
         run += 1
     if run:
         total = _fold(builtins.sum, [ConstantVariable(tuple(i.as_python_constant() for i in items[:run])), total], {})
@@ -378,7 +387,7 @@ def _any_all(want: bool) -> Callable[..., VariableTracker]:
 
 
 def _isinstance(tx: "Tx", value: VariableTracker, classes: VariableTracker, /) -> VariableTracker | None:
-    if value.is_python_constant():
+    if value.is_python_constant() and not holds_symbolic(value):
         return None
     try:
         return ConstantVariable(issubclass(value.python_type(), _constant(classes, "isinstance()")))
@@ -454,7 +463,8 @@ def _contains(tx: "Tx", container: VariableTracker, item: VariableTracker, /) ->
 
 def _getitem(tx: "Tx", container: VariableTracker, key: VariableTracker, /) -> VariableTracker | None:
     """Indexing gives the very item (never a copy); arrays index in the graph."""
-    if _involves_array([container], {}) or (container.is_python_constant() and key.is_python_constant()):
+    if _involves_array([container], {}) or (container.is_python_constant() and key.is_python_constant()
+                                            and not holds_symbolic(container) and not holds_symbolic(key)):
         return None
     return container.getitem(tx, key)
 
@@ -468,7 +478,7 @@ def _sequence_equal(negate: bool) -> Callable[..., VariableTracker | None]:
 
         if not (isinstance(a, BaseSequenceVariable) and isinstance(b, BaseSequenceVariable)):
             return None
-        if a.has_constant_contents() and b.has_constant_contents():
+        if a.has_constant_contents() and b.has_constant_contents() and not (holds_symbolic(a) or holds_symbolic(b)):
             return None
         equal = type(a) is type(b) and len(a.items) == len(b.items) and all(
             x is y or _call(tx, operator.eq, x, y).truth_value(tx) for x, y in zip(a.items, b.items))

@@ -18,6 +18,7 @@ from ..sources import Source
 from .base import VariableTracker
 from .builder import wrap_constant_result
 from .constant import ConstantVariable, is_constant_value
+from .symbolic import concrete_deep, holds_symbolic
 
 if TYPE_CHECKING:
     from ..output_graph import OutputGraph
@@ -218,6 +219,14 @@ class NumpyOps:
                 kwargs: dict[str, VariableTracker], label: str) -> VariableTracker:
         meta_args = [meta_argument(a) for a in args]
         meta_kwargs = {k: meta_argument(v) for k, v in kwargs.items()}
+        if not _accepts_symbolic(op, args, kwargs, meta_args, meta_kwargs):
+            # a rule that needs a size argument as a number (np.split's indices, np.diag's k):
+            # the size is specialized, so that the call still enters the graph
+            why = f"{label} needs it as a number"
+            args = [concrete_deep(a, why) for a in args]
+            kwargs = {k: concrete_deep(v, why) for k, v in kwargs.items()}
+            meta_args = [meta_argument(a) for a in args]
+            meta_kwargs = {k: meta_argument(v) for k, v in kwargs.items()}
         result_meta = self._infer(op, meta_args, meta_kwargs, label)
         if not _holds_array_meta(result_meta):
             if kind == "call_function" and _all_constant(args, kwargs):
@@ -266,9 +275,9 @@ class NumpyOps:
                     item = self.output.create_node("call_function", operator.getitem, (node, i), {}, item_meta)
                     items.append(ArrayVariable(item, item_meta, bases=bases))
                 else:
-                    items.append(wrap_constant_result(item_meta))
+                    items.append(self.output.size_value(item_meta))
             return ListVariable(items) if isinstance(meta, list) else TupleVariable(items)
-        return wrap_constant_result(meta)
+        return self.output.size_value(meta)
 
 
 class InputMemory:
@@ -314,21 +323,38 @@ def owns_data(array: np.ndarray) -> bool:
 # ---- arguments as the registry and the graph see them ------------------------------------------------
 
 def meta_argument(value: VariableTracker) -> Any:
-    """Arrays as TensorMeta, Python constants (int, np.float32, dtype classes) as themselves."""
-    if value.is_python_constant():
+    """Arrays as TensorMeta, Python constants (int, np.float32, dtype classes) as themselves,
+    symbolic sizes as sympy expressions."""
+    if value.is_python_constant() and not holds_symbolic(value):
         return value.as_python_constant()
     return value.as_meta_argument()
 
 
 def graph_argument(value: VariableTracker) -> Any:
-    """Arrays as graph nodes, Python constants as themselves."""
-    if value.is_python_constant():
+    """Arrays as graph nodes, Python constants as themselves, symbolic sizes as nodes computing them."""
+    if value.is_python_constant() and not holds_symbolic(value):
         return value.as_python_constant()
     return value.as_graph_argument()
 
 
+def _accepts_symbolic(op: Any, args: list[VariableTracker], kwargs: dict[str, VariableTracker],
+                      meta_args: list[Any], meta_kwargs: dict[str, Any]) -> bool:
+    """False when a symbolic size among the arguments makes the op's rule fail (not when the
+    shape depends on the data: that stays a graph break)."""
+    if not any(holds_symbolic(a) for a in [*args, *kwargs.values()]):
+        return True
+    try:
+        op.infer(*meta_args, **meta_kwargs)
+    except DataDependentShape:
+        return True
+    except Exception:
+        return False
+    return True
+
+
 def _all_constant(args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> bool:
-    return all(a.has_constant_contents() for a in [*args, *kwargs.values()])
+    """Every argument known now (a symbolic size is not: folding would specialize it)."""
+    return all(a.has_constant_contents() and not holds_symbolic(a) for a in [*args, *kwargs.values()])
 
 
 def _holds_array(values: list[VariableTracker]) -> bool:

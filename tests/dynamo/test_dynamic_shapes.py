@@ -209,7 +209,10 @@ def test_size_guards_compile_to_one_predicate():
 
 def test_cache_never_grows_past_the_limit_with_many_shapes():
     def f(x):
-        return x[: x.shape[0] // 2] * 2  # a size used as a Python value: specialized every time
+        total = 0
+        for i in range(x.shape[0]):  # an unrolled loop over a size: specialized every time
+            total += i
+        return x * total
 
     compiled, counter = compile_with_counter(f)
     with config.patch(cache_size_limit=4), pytest.warns(RuntimeWarning, match="cache_size_limit"):
@@ -218,6 +221,18 @@ def test_cache_never_grows_past_the_limit_with_many_shapes():
             np.testing.assert_array_equal(compiled(x), f(x))
     assert counter.frame_count <= 4
     assert len(frames(compiled)) <= 4
+
+
+def test_size_arithmetic_in_python_stays_symbolic_for_many_shapes():
+    def f(x):
+        return x[: x.shape[0] // 2] * 2
+
+    compiled, counter = compile_with_counter(f)
+    with config.patch(cache_size_limit=4):
+        for n in range(2, 40):
+            x = np.arange(float(n))
+            np.testing.assert_array_equal(compiled(x), f(x))
+    assert counter.frame_count == 2 and fallbacks(compiled) == []
 
 
 def test_dynamic_graph_results_match_for_shape_arithmetic_in_ops():
@@ -239,3 +254,52 @@ def test_automatic_dynamic_can_be_switched_off():
         for n in (3, 4, 5):
             compiled(np.ones(n))
     assert counter.frame_count == 3
+
+
+def test_explain_lists_dynamic_dimensions_specializations_and_static_sizes():
+    def f(x, y):
+        for i in range(y.shape[0]):  # specializes s0
+            x = x + i
+        if x.shape[0] > 4:
+            return x[: x.shape[0] // 2]
+        return x
+
+    report = dynamo.explain(f, dynamic=True)(np.ones((6, 1)), np.ones(3))
+    text = str(report)
+    section = text[text.index("Dynamic dimensions:"):]
+    assert "s0 = L['y'].shape[0]  (dynamic=True; traced with 3)" in section  # read first
+    assert "s1 = L['x'].shape[0]  (dynamic=True; traced with 6)" in section
+    assert "specialized s0 = 3 (L['y'].shape[0]): range() of a size" in section
+    assert "for i in range(y.shape[0]):  # specializes s0" in section
+    assert "static L['x'].shape[1] == 1: sizes 0 and 1 stay specialized" in section
+    assert "size guards: s1 > 4" in section
+
+
+def test_explain_names_automatic_dynamic_and_readable_recompile_reasons():
+    from dynamo.explain import report_from
+
+    compiled = dynamo.compile(lambda x: x * 2, backend="eager")
+    for n in (5, 6, 7, 1):
+        compiled(np.ones(n))
+    report = report_from(compiled._dynamo_callback)
+    assert any("automatic: its size changed between compiles" in line
+               for _, lines in report.dynamic_by_frame for line in lines)
+    assert report.recompiles[0].endswith("L['x'].shape == (5,)")
+    assert "s0 >= 2 failed: L['x'].shape[0] is 1" in report.recompiles[1]
+
+
+def test_dynamic_log_artifact(caplog):
+    import logging
+
+    from dynamo.logs import ARTIFACTS
+
+    assert "dynamic" in ARTIFACTS
+
+    def f(x):
+        return x * len(range(x.shape[0]))
+
+    with caplog.at_level(logging.DEBUG, logger="dynamo.dynamic"):
+        dynamo.compile(f, backend="eager", dynamic=True)(np.ones(4))
+    messages = [r.getMessage() for r in caplog.records if r.name == "dynamo.dynamic"]
+    assert any(m.startswith("s0 = L['x'].shape[0]") for m in messages), messages
+    assert any("specialized to 4" in m for m in messages), messages

@@ -1,0 +1,128 @@
+"""Symbolic sizes at run time: graph nodes that compute one from the input arrays' shapes
+(`x.shape[0] // 2` as an argument of np.zeros), and bytecode that rebuilds one as a Python int.
+
+Both are written from the sympy expression, not from the user's arithmetic: `s0` is
+`x.shape[0]` of the array the symbol came from, and the rest is exact integer arithmetic.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import TYPE_CHECKING, Any
+
+import sympy
+from bytecode import BinaryOp, Instr
+
+from .guards import python_source
+
+if TYPE_CHECKING:
+    from ..codegen import PyCodegen
+    from ..output_graph import OutputGraph
+    from .env import ShapeEnv
+
+
+def size_node(output: "OutputGraph", expr: Any) -> Any:
+    """A graph node whose value is the size `expr` (an int stays a constant argument)."""
+    expr = sympy.sympify(expr)
+    if expr.is_Integer:
+        return int(expr)
+    cache = output.shape_env.size_nodes
+    node = cache.get(expr)
+    if node is None:
+        node = cache[expr] = _build(output, expr)
+    return node
+
+
+def _build(output: "OutputGraph", expr: sympy.Expr) -> Any:
+    env = output.shape_env
+    make = lambda target, *args: output.create_node("call_function", target, args, {}, expr)  # noqa: E731
+    if isinstance(expr, sympy.Symbol):
+        info = env.symbols[expr]
+        placeholder = output.inputs[info.source].variable.node
+        shape = output.create_node("call_function", builtins.getattr, (placeholder, "shape"), {},
+                                   env.arrays[info.source])
+        return make(operator.getitem, shape, info.dim)
+    go = lambda e: size_node(output, e)  # noqa: E731
+    if isinstance(expr, (sympy.Add, sympy.Mul)):
+        fn = operator.add if isinstance(expr, sympy.Add) else operator.mul
+        first, *rest = expr.args
+        node, partial = go(first), first
+        for arg in rest:
+            partial = fn(partial, arg)
+            node = output.create_node("call_function", fn, (node, go(arg)), {}, partial)
+        return node
+    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and expr.exp > 0:
+        return make(operator.pow, go(expr.base), int(expr.exp))
+    if isinstance(expr, sympy.Mod):
+        return make(operator.mod, go(expr.args[0]), go(expr.args[1]))
+    if isinstance(expr, sympy.floor):
+        num, den = sympy.fraction(sympy.together(expr.args[0]))
+        return make(operator.floordiv, go(num), go(den))
+    if isinstance(expr, sympy.ceiling):  # -((-num) // den), as python_source writes it
+        num, den = sympy.fraction(sympy.together(expr.args[0]))
+        return make(operator.neg, make(operator.floordiv, go(-num), go(den)))
+    if isinstance(expr, (sympy.Min, sympy.Max, sympy.Abs)):
+        fn = {sympy.Min: builtins.min, sympy.Max: builtins.max, sympy.Abs: builtins.abs}[type(expr)]
+        return make(fn, *[go(a) for a in expr.args])
+    raise NotImplementedError(f"no graph node for the size {expr}")
+
+
+def emit_size(codegen: "PyCodegen", env: "ShapeEnv", expr: Any) -> None:
+    """Bytecode leaving the int `expr` on the stack, computed from the input arrays' shapes (a
+    symbol is `x.shape[d]`) with Python's own integer operators."""
+    expr = sympy.sympify(expr)
+    go = lambda e: emit_size(codegen, env, e)  # noqa: E731
+    if expr.is_Integer:
+        codegen.load_const(int(expr))
+    elif isinstance(expr, sympy.Symbol):
+        info = env.symbols[expr]
+        codegen.load_source(info.source)
+        codegen.load_attr("shape")
+        codegen.load_const(info.dim)
+        codegen.binary_subscr()
+    elif isinstance(expr, (sympy.Add, sympy.Mul)):
+        first, *rest = expr.args
+        go(first)
+        for arg in rest:
+            go(arg)
+            codegen.append(Instr("BINARY_OP", BinaryOp.ADD if isinstance(expr, sympy.Add) else BinaryOp.MULTIPLY))
+    elif isinstance(expr, sympy.Pow) and expr.exp.is_Integer and expr.exp > 0:
+        go(expr.base)
+        codegen.load_const(int(expr.exp))
+        codegen.append(Instr("BINARY_OP", BinaryOp.POWER))
+    elif isinstance(expr, sympy.Mod):
+        go(expr.args[0])
+        go(expr.args[1])
+        codegen.append(Instr("BINARY_OP", BinaryOp.REMAINDER))
+    elif isinstance(expr, (sympy.floor, sympy.ceiling)):
+        num, den = sympy.fraction(sympy.together(expr.args[0]))
+        go(num if isinstance(expr, sympy.floor) else -num)
+        go(den)
+        codegen.append(Instr("BINARY_OP", BinaryOp.FLOOR_DIVIDE))
+        if isinstance(expr, sympy.ceiling):
+            codegen.append(Instr("UNARY_NEGATIVE"))
+    elif isinstance(expr, (sympy.Min, sympy.Max, sympy.Abs)):
+        fn = {sympy.Min: builtins.min, sympy.Max: builtins.max, sympy.Abs: builtins.abs}[type(expr)]
+        codegen.begin_call(fn)
+        for arg in expr.args:
+            go(arg)
+        codegen.end_call(len(expr.args))
+    else:
+        raise NotImplementedError(f"no code for the size {expr}")
+
+
+def supported(expr: Any) -> bool:
+    """Whether a size can be computed at run time (graph node, generated code, size guard)."""
+    try:
+        python_source(sympy.sympify(expr), _AnyName())
+    except NotImplementedError:
+        return False
+    return True
+
+
+class _AnyName(dict):
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __missing__(self, key: Any) -> str:
+        return str(key)

@@ -1,0 +1,205 @@
+"""SymbolicIntVariable: a Python int computed from dynamic sizes (`n = x.shape[0]`, `len(x) // 2`),
+held as a sympy expression over the trace's size symbols until a concrete value is really needed.
+
+- Integer arithmetic (+ - * // % ** neg abs, min/max) gives another symbolic int; a comparison
+  (`n > 100`, `n == m`) is decided at once and only the relation becomes a guard (`s0 >= 101`),
+  not the size itself.
+- Passed to a NumPy call (np.zeros(n), x.reshape(n, -1), x[:n // 2]) it is the sympy expression
+  for the op registry and, in the graph, a node computing it from the input shapes.
+- Wherever a plain Python value is required (range() driving an unrolled loop, a list index,
+  str(), a dict key, any operation not listed above) `as_python_constant()` specializes: every
+  symbol in it is fixed to its traced value with an `Eq(s, n)` guard noting the line.
+- Returned, stored, or live at a graph break, it is rebuilt from the input arrays' shapes by the
+  generated code, so it is the right int for every size that passes the guards.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import TYPE_CHECKING, Any, Callable
+
+import sympy
+
+from ..fx_ir.ops import symbolic as sizes
+from .base import VariableTracker
+from .constant import ConstantVariable
+
+if TYPE_CHECKING:
+    from ..codegen import PyCodegen
+    from ..output_graph import OutputGraph
+    from ..translator.core import InstructionTranslatorBase as Tx
+
+# the value needed by code that is not size-aware: the generic reason noted in the guard
+_AS_PYTHON_VALUE = "used as a Python value"
+
+
+def _floordiv(a: Any, b: Any) -> Any:
+    return sympy.floor(sympy.sympify(a) / b)
+
+
+def _mod(a: Any, b: Any) -> Any:
+    return sympy.Mod(a, b)
+
+
+def _pow(a: Any, b: Any) -> Any:
+    return sympy.sympify(a) ** b
+
+
+# integer operators that keep a size an integer: fn -> (sympy builder, whether the right operand
+# must be nonzero)
+_ARITHMETIC: dict[Any, tuple[Callable[..., Any], bool]] = {
+    operator.add: (operator.add, False), operator.sub: (operator.sub, False), operator.mul: (operator.mul, False),
+    operator.floordiv: (_floordiv, True), operator.mod: (_mod, True), operator.pow: (_pow, False),
+}
+_UNARY: dict[Any, Callable[[Any], Any]] = {
+    operator.neg: operator.neg, operator.pos: lambda a: a, operator.abs: builtins.abs, builtins.abs: builtins.abs,
+}
+_COMPARISONS: dict[Any, Any] = {
+    operator.lt: sympy.Lt, operator.le: sympy.Le, operator.gt: sympy.Gt, operator.ge: sympy.Ge,
+    operator.eq: sympy.Eq, operator.ne: sympy.Ne,
+}
+
+
+class SymbolicIntVariable(VariableTracker):
+    """A Python int whose value is the sympy expression `expr` of the trace's size symbols."""
+
+    def __init__(self, output: "OutputGraph", expr: sympy.Expr, node: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.output = output
+        self.expr = expr
+        self._node = node
+
+    @staticmethod
+    def create(output: "OutputGraph", value: Any, node: Any = None) -> VariableTracker:
+        """A symbolic int for `value`, or a plain constant when sympy reduced it to a number."""
+        value = sizes.normalize(value) if isinstance(value, sympy.Basic) else value
+        if isinstance(value, int):
+            return ConstantVariable(value)
+        return SymbolicIntVariable(output, value, node)
+
+    def _result(self, expr: Any) -> VariableTracker | None:
+        """The symbolic int `expr`, or None (the value is specialized instead) when no exact
+        integer code computes it at run time."""
+        from ..shapes.runtime import supported
+
+        return SymbolicIntVariable.create(self.output, expr) if supported(expr) else None
+
+    # ---- what it is --------------------------------------------------------------------------------
+    def python_type(self) -> type:
+        return int
+
+    def is_python_constant(self) -> bool:
+        # any code that needs the value may have it: as_python_constant() specializes
+        return True
+
+    def as_python_constant(self) -> Any:
+        return self.specialize(_AS_PYTHON_VALUE)
+
+    def specialize(self, why: str) -> int:
+        """The traced value, every symbol in it fixed by a guard that notes `why` and the line."""
+        return int(self.output.shape_env.specialize(self.expr, why))
+
+    def describe(self) -> str:
+        origins = ", ".join(f"{s} = {self.output.shape_env.symbols[s].origin}"
+                            for s in sorted(self.expr.free_symbols, key=str) if s in self.output.shape_env.symbols)
+        return f"the size {self.expr} ({origins})"
+
+    def truth_value(self, tx: "Tx") -> bool:
+        return not self.output.shape_env.decide_relation(sympy.Eq(self.expr, 0))
+
+    # ---- arithmetic and comparisons ----------------------------------------------------------------
+    def apply_operator(self, tx: "Tx", fn: Any, args: list[VariableTracker], position: int) -> VariableTracker | None:
+        """Integer operators stay symbolic; None (the generic rules: folding, which specializes,
+        or the graph for an array operand) for everything else."""
+        operands = [_size_of(a) for a in args]
+        if any(o is None for o in operands):
+            return None
+        env = self.output.shape_env
+        if fn in _UNARY and len(operands) == 1:
+            return self._result(_UNARY[fn](operands[0]))
+        if len(operands) != 2:
+            return None
+        a, b = operands
+        if fn in _COMPARISONS:
+            return ConstantVariable(env.decide_relation(_COMPARISONS[fn](a, b)))
+        if fn not in _ARITHMETIC:
+            return None  # true division, bit operations: a concrete int (specialized) does them
+        build, nonzero_divisor = _ARITHMETIC[fn]
+        if nonzero_divisor and env.decide_relation(sympy.Eq(b, 0)):
+            return None  # folds, and raises ZeroDivisionError where Python does
+        if fn is operator.pow and not (isinstance(b, int) and b >= 0):
+            return None  # a negative or symbolic exponent: a float, or too unusual to keep
+        return self._result(build(a, b))
+
+    # ---- as an argument of NumPy operations -------------------------------------------------------------
+    def as_meta_argument(self) -> Any:
+        return self.expr
+
+    def as_graph_argument(self) -> Any:
+        from ..shapes.runtime import size_node
+
+        if self._node is None:
+            try:
+                self._node = size_node(self.output, self.expr)
+            except NotImplementedError:  # an expression with no exact integer code: its value
+                self._node = self.specialize("a size passed to a NumPy operation")
+        return self._node
+
+    # ---- leaving the graph --------------------------------------------------------------------------
+    def reconstruct(self, codegen: "PyCodegen") -> None:
+        from ..shapes.runtime import emit_size
+
+        emit_size(codegen, self.output.shape_env, self.expr)
+
+
+def _size_of(value: VariableTracker) -> Any:
+    """The operand as an int or sympy expression, or None if it is not a plain Python int."""
+    if isinstance(value, SymbolicIntVariable):
+        return value.expr
+    if isinstance(value, ConstantVariable) and type(value.value) in (int, bool):
+        return int(value.value)
+    return None
+
+
+def holds_symbolic(value: VariableTracker) -> bool:
+    """A symbolic int in the value, or in the items of a tuple, list or slice made while tracing."""
+    if isinstance(value, SymbolicIntVariable):
+        return True
+    parts = getattr(value, "items", None)
+    if not isinstance(parts, list):
+        parts = getattr(value, "parts", None)
+    return isinstance(parts, (list, tuple)) and any(holds_symbolic(p) for p in parts if isinstance(p, VariableTracker))
+
+
+def symbolic_extremum(tx: "Tx", fn: Any, items: list[VariableTracker]) -> VariableTracker | None:
+    """min()/max() of ints some of which are symbolic: Min/Max expressions; None otherwise."""
+    if len(items) < 2 or not any(isinstance(i, SymbolicIntVariable) for i in items):
+        return None
+    operands = [_size_of(i) for i in items]
+    if any(o is None for o in operands):
+        return None
+    first = next(i for i in items if isinstance(i, SymbolicIntVariable))
+    return first._result((sympy.Min if fn is min else sympy.Max)(*operands))
+
+
+def concrete(value: VariableTracker, why: str) -> VariableTracker:
+    """`value`, specialized with the reason `why` if it is a symbolic int."""
+    if isinstance(value, SymbolicIntVariable):
+        return ConstantVariable(value.specialize(why))
+    return value
+
+
+def concrete_deep(value: VariableTracker, why: str) -> VariableTracker:
+    """`value` with every symbolic int in it (inside tuples, lists, slices made while tracing)
+    specialized with the reason `why`."""
+    from .sequences import BaseSequenceVariable, SliceVariable
+
+    if isinstance(value, SymbolicIntVariable):
+        return ConstantVariable(value.specialize(why))
+    if not holds_symbolic(value) or value.source is not None:
+        return value
+    if isinstance(value, SliceVariable):
+        return SliceVariable(*(concrete_deep(p, why) for p in value.parts))
+    if isinstance(value, BaseSequenceVariable):
+        return type(value)([concrete_deep(i, why) for i in value.items])
+    return value
