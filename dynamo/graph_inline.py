@@ -26,8 +26,7 @@ if TYPE_CHECKING:
     from .output_graph import CompiledGraph
 
 PREFIX = "___inline_"
-_LOCAL_OPS = frozenset({"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST",
-                        "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST"})
+_LOCAL_OPS = frozenset({"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_CHECK"})
 # What only a function with control flow, scopes of its own or generators contains: never spliced.
 _REFUSED_OPS = frozenset({
     "MAKE_FUNCTION", "LOAD_CLOSURE", "LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF", "MAKE_CELL", "COPY_FREE_VARS",
@@ -130,10 +129,17 @@ def _user_lines(body: list[Any], compiled: "CompiledGraph", line_of: Callable[[A
     return lines
 
 
+# 3.13's pairs of local accesses in one instruction hold two variable numbers of 4 bits each: in
+# the transformed code, with more locals, they are written as the two instructions they stand for
+_PAIRS = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"), "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST"),
+          "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST")}
+
+
 def _translate(instr: Instr, rename: dict[str, str], namespace: dict) -> list[Instr] | None:
+    if instr.name in _PAIRS:
+        return [Instr(op, rename[name]) for op, name in zip(_PAIRS[instr.name], instr.arg)]
     if instr.name in _LOCAL_OPS:
-        arg = tuple(rename[n] for n in instr.arg) if isinstance(instr.arg, tuple) else rename[instr.arg]
-        return [Instr(instr.name, arg)]
+        return [Instr(instr.name, rename[instr.arg])]
     if instr.name == "LOAD_GLOBAL":
         null, name = compat.global_arg(instr)
         value = _global_value(namespace, name)
@@ -179,10 +185,8 @@ def _store_outputs(ret: Instr, spliced: list[Instr], outputs: list[str], line: i
 def _bound_at_end(code: types.CodeType, spliced: list[Instr]) -> list[str]:
     bound: dict[str, None] = {}
     for instr in spliced:
-        if instr.name in ("STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"):
-            names = instr.arg if isinstance(instr.arg, tuple) else (instr.arg,)
-            stored = names if instr.name == "STORE_FAST_STORE_FAST" else names[:1]
-            bound.update((name, None) for name in stored if name.startswith(PREFIX))
+        if instr.name == "STORE_FAST" and instr.arg.startswith(PREFIX):
+            bound[instr.arg] = None
         elif instr.name == "DELETE_FAST":
             bound.pop(instr.arg, None)
     return list(bound)
