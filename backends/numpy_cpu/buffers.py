@@ -14,6 +14,7 @@ from ...fx_ir.ops import OpKind
 from ...fx_ir.passes.aliasing import result_is_fresh
 from .analysis import NodeInfo, Role, registry_row
 from .scheduling import Kernel
+from .sizes import Sizes
 from .splitting import Split, plan_split
 
 Step: TypeAlias = "Node | Kernel"
@@ -178,7 +179,7 @@ def storages(steps: list[Step], kernel_outputs: set[Node]) -> dict[Node, Storage
     return storage
 
 
-def plan_buffers(steps: list[Step], infos: dict[Node, NodeInfo]) -> BufferPlan:
+def plan_buffers(steps: list[Step], infos: dict[Node, NodeInfo], sizes: Sizes) -> BufferPlan:
     kernels = [s for s in steps if isinstance(s, Kernel)]
     kernel_outputs = {o for k in kernels for o in k.outputs}
     storage = storages(steps, kernel_outputs)
@@ -213,13 +214,13 @@ def plan_buffers(steps: list[Step], infos: dict[Node, NodeInfo]) -> BufferPlan:
     elided = {}
     for index, step in enumerate(steps):
         if isinstance(step, Kernel) and step.target is not None and not overlap_checks.get(step.name):
-            found = _copy_elision(steps, index, step)
+            found = _copy_elision(steps, index, step, sizes)
             if found is not None:
                 elided[step.target.array] = found
     return BufferPlan(storage, outputs, scratch, split, last_read, overlap_checks, elided)
 
 
-def _copy_elision(steps: list[Step], index: int, kernel: Kernel) -> CopyElision | None:
+def _copy_elision(steps: list[Step], index: int, kernel: Kernel, sizes: Sizes) -> CopyElision | None:
     """`t = x.copy(); t[idx] = <kernel>`: t's idx region is written before anyone reads t."""
     assert kernel.target is not None
     copy = kernel.target.array
@@ -227,8 +228,8 @@ def _copy_elision(steps: list[Step], index: int, kernel: Kernel) -> CopyElision 
         return None  # ndarray.copy() is C-ordered whatever x is, like the np.empty that replaces it
     source = copy.args[0]
     meta = _meta(copy)
-    if not isinstance(source, Node) or meta is None:
-        return None
+    if not isinstance(source, Node) or meta is None or not sizes.shape_known(meta):
+        return None  # the empty array's shape must be computable from the inputs
     position = {id(s): i for i, s in enumerate(steps)}
     if position.get(id(copy), index) >= index:
         return None

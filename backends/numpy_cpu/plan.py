@@ -100,7 +100,7 @@ def make_plan(graph_module: GraphModule, example_inputs: list[Any], machine: Mac
     infos = analyze(graph, sizes)
     kernels = find_kernels(graph, infos, machine.min_kernel_bytes, machine.budget_bytes, sizes)
     steps = schedule(graph, kernels)
-    buffers = plan_buffers(steps, infos)
+    buffers = plan_buffers(steps, infos, sizes)
     footprints = {k.name: footprint(k, infos, buffers.scratch[k.name]) for k in kernels}
     blocking = {k.name: choose_blocking(k, footprints[k.name], machine) for k in kernels}
     return Plan(module, infos, kernels, steps, buffers, blocking, footprints, machine, sizes)

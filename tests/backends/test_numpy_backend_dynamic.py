@@ -225,3 +225,19 @@ def test_dynamic_source_is_logged(caplog) -> None:
     assert compiled.source in caplog.text
     assert "kernel_0: extent s0, 72 bytes/row in flight" in caplog.text
     assert "blocks and threads chosen per call from the sizes" in caplog.text
+
+
+def test_sizes_the_inputs_do_not_give_stay_straight_code() -> None:
+    def body(g, a, b):
+        return g.call_function(np.exp, (g.call_function(operator.mul, (a, 2.0)),)), g.call_function(np.sqrt, (b,))
+
+    gm = build(2, body)
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":  # b's size is an expression with no input dimension of its own
+            node.meta["val"] = TensorMeta((s0,) if node.name == "a" else (2 * s1,), np.float64)
+    compiled = NumpyBackend(ALWAYS, strict=True)(gm, [np.ones(100), np.ones(50)])
+    (kernel,) = compiled.plan.kernels
+    assert kernel.dynamic and {m.name for m in kernel.members} == {"mul", "exp"}
+    for n in (3, 64, 301):
+        a, b = np.linspace(-1, 1, n), np.linspace(0, 4, 2 * n)
+        assert same(compiled(a, b), (np.exp(a * 2.0), np.sqrt(b)))
