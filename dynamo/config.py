@@ -44,6 +44,11 @@ def patch(**changes: Any) -> Iterator[None]:
 # Iterations a single Python loop may unroll into a graph while tracing.
 unroll_limit: int = 512
 
+# Items (of a tuple, list, str or bytes) or bits (of an int) that one Python value made while tracing
+# may have, and items a container read from the frame may hold; past it the operation runs in
+# Python (a tracer that folded `(a,) * 2**31` or `sum(range(10**12))` would never finish).
+fold_size_limit: int = 100_000
+
 # Bytecode instructions one frame (with everything it inlines) may interpret while tracing.
 trace_instruction_budget: int = 100_000
 

@@ -9,6 +9,7 @@ import keyword
 import math
 import operator
 import re
+import struct
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,22 +56,28 @@ class PythonCode:
     lineno_map: dict[int, str] = field(default_factory=dict)
 
 
-def _float_source(value: float) -> str:
+# A NaN's sign is data (np.signbit, np.copysign see it): -np.nan must not print as float('nan').
+_NAN_SOURCES = {struct.pack("<d", math.nan): "float('nan')", struct.pack("<d", -math.nan): "-float('nan')"}
+
+
+def _float_source(value: float) -> str | None:
+    """Text that evaluates to exactly `value`; None for a NaN of another payload (kept as a global)."""
     if math.isnan(value):
-        return "float('nan')"
+        return _NAN_SOURCES.get(struct.pack("<d", value))
     if math.isinf(value):
         return "float('inf')" if value > 0 else "float('-inf')"
     return repr(value)
 
 
-def _complex_source(value: complex) -> str:
+def _complex_source(value: complex) -> str | None:
     if math.isfinite(value.real) and math.isfinite(value.imag):
         return repr(value)
-    return f"complex({_float_source(value.real)}, {_float_source(value.imag)})"
+    real, imag = _float_source(value.real), _float_source(value.imag)
+    return None if real is None or imag is None else f"complex({real}, {imag})"
 
 
 # Exact types only: np.float64 subclasses float, and bool subclasses int, but they print differently.
-_INLINE_CONSTANTS: dict[type, Callable[[Any], str]] = {
+_INLINE_CONSTANTS: dict[type, Callable[[Any], str | None]] = {
     bool: repr, int: repr, str: repr, bytes: repr, type(None): repr, range: repr,
     float: _float_source, complex: _complex_source, type(...): lambda _: "...",
 }
@@ -221,8 +228,11 @@ class CodeGen:
         if isinstance(value, Node):
             return value.name
         render = _INLINE_CONSTANTS.get(type(value))
-        if render is not None:
-            return render(value)
+        text = render(value) if render is not None else None
+        if text is not None:
+            return text
+        if render is not None:  # a value its type's literal cannot spell exactly
+            return self._global(value, "constant")
         if type(value) is tuple:
             items = [self.expr(v) for v in value]
             return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
@@ -270,14 +280,18 @@ class CodeGen:
         if isinstance(value, np.integer):
             return f"{scalar_type}({int(value)})"
         if isinstance(value, (np.float16, np.float32, np.float64)):
-            return f"{scalar_type}({self._exact_float(value)})"
-        if isinstance(value, (np.complex64, np.complex128)):
-            re_, im = value.real, value.imag
-            return f"{scalar_type}(complex({self._exact_float(re_)}, {self._exact_float(im)}))"
-        return self._global(value, "const")  # longdouble, datetime64, void...: no exact literal
+            text = self._exact_float(value)
+            if text is not None:
+                return f"{scalar_type}({text})"
+        elif isinstance(value, (np.complex64, np.complex128)):
+            re_, im = self._exact_float(value.real), self._exact_float(value.imag)
+            if re_ is not None and im is not None:
+                return f"{scalar_type}(complex({re_}, {im}))"
+        # longdouble, datetime64, void, NaNs with a payload...: no exact literal
+        return self._global(value, "const")
 
     @staticmethod
-    def _exact_float(value: np.floating[Any]) -> str:
+    def _exact_float(value: np.floating[Any]) -> str | None:
         # NumPy's str() is the shortest text that round-trips in the value's own precision; use it
         # if it also survives the trip through a Python float, else the exact double (converts back exactly).
         if isinstance(value, np.float64) or not np.isfinite(value):

@@ -47,8 +47,8 @@ def _literal(value: object, dtype: np.dtype) -> str:
         return "True" if value else "False"
     if dtype.kind == "f":
         v = float(value)  # type: ignore[arg-type]
-        if math.isnan(v):
-            return "float('nan')"
+        if math.isnan(v):  # the sign of a NaN is data (np.signbit)
+            return "-float('nan')" if math.copysign(1.0, v) < 0 else "float('nan')"
         if math.isinf(v):
             return "float('inf')" if v > 0 else "float('-inf')"
         return repr(v)

@@ -12,6 +12,7 @@ from ..guards import FloatIs, GuardKind, needs_exact_float_guard
 from ..sources import AttrSource, ItemSource, Source
 from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
+from .fold_limits import check_container_size
 
 if TYPE_CHECKING:
     from ..output_graph import OutputGraph
@@ -60,7 +61,9 @@ class VariableBuilder:
         if handler is None:
             handler = next((h for check, h in _BY_CHECK if check(value)), VariableBuilder.wrap_object)
         variable = handler(self, value, source)
-        if not is_constant_value(value) and not isinstance(value, (types.ModuleType, types.FunctionType)):
+        # Values wrapped as constants are compared by value; anything else (an IntEnum member
+        # included, though it is an int) is one object, reached by as many paths as it is.
+        if not isinstance(variable, ConstantVariable) and not isinstance(value, (types.ModuleType, types.FunctionType)):
             self._by_identity[id(value)] = (value, variable)
             if variable.identity_is_tracked():
                 # and two objects (a mutation through one is not seen through the other) must
@@ -101,6 +104,7 @@ class VariableBuilder:
     def wrap_tuple(self, value: tuple, source: Source) -> VariableTracker:
         from .sequences import TupleVariable
 
+        check_container_size(len(value), "a tuple read from the frame")
         self.guard(source, GuardKind.TYPE_IS, type(value))
         self.guard(source, GuardKind.LEN_IS, len(value))
         return TupleVariable([self(v, ItemSource(source, i)) for i, v in enumerate(value)], source=source)
@@ -111,6 +115,7 @@ class VariableBuilder:
         self.guard(source, GuardKind.TYPE_IS, type(value))
 
         def read_items() -> list[VariableTracker]:
+            check_container_size(len(value), "a list read from the frame")
             self.guard(source, GuardKind.LEN_IS, len(value))
             return [self(v, ItemSource(source, i)) for i, v in enumerate(value)]
 
@@ -119,6 +124,7 @@ class VariableBuilder:
     def wrap_dict(self, value: dict, source: Source) -> VariableTracker:
         from .dicts import ConstDictVariable, DictKeysAre
 
+        check_container_size(len(value), "a dict read from the frame")
         self.guard(source, GuardKind.TYPE_IS, type(value))
         # the keys, in order: iteration order and the write-back of mutations depend on it
         self.guard(source, GuardKind.CALL, DictKeysAre(tuple(value)))

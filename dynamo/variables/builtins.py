@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..exc import Category, unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable
+from .fold_limits import check_fold_size, repeated_length
 from .symbolic import concrete, holds_symbolic, symbolic_extremum
 
 if TYPE_CHECKING:
@@ -165,6 +166,7 @@ def _fold(fn: Callable[..., Any], args: Args, kwargs: Kwargs) -> VariableTracker
     from .builder import wrap_constant_result
 
     raw_args = [a.as_python_constant() for a in args]
+    check_fold_size(fn, raw_args, kwargs)
     try:
         # A warning (NumPy scalar overflow, say) must come from the user's line on every call,
         # so a call that warns is left to run in Python like one that raises.
@@ -498,9 +500,9 @@ def _sequence_binary(fn: Callable[..., Any]) -> Callable[..., VariableTracker | 
         if fn is operator.add and isinstance(a, BaseSequenceVariable) and type(a) is type(b):
             return type(a)(a.items + b.items)  # type: ignore[attr-defined]
         if fn is operator.mul and isinstance(a, BaseSequenceVariable) and b.is_python_constant():
-            return type(a)(a.items * operator.index(b.as_python_constant()))
+            return type(a)(a.items * repeated_length(a.items, b.as_python_constant()))
         if fn is operator.mul and isinstance(b, BaseSequenceVariable) and a.is_python_constant():
-            return type(b)(b.items * operator.index(a.as_python_constant()))
+            return type(b)(b.items * repeated_length(b.items, a.as_python_constant()))
         return None
 
     return apply

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..exc import Category, unsupported
 from .base import VariableTracker, unsupported_method
+from .fold_limits import check_container_size, check_fold_size
 
 if TYPE_CHECKING:
     from ..codegen import PyCodegen
@@ -102,6 +103,7 @@ class ConstantVariable(VariableTracker):
         if isinstance(self.value, (str, bytes, range, frozenset)):
             from .builder import wrap_constant_result
 
+            check_container_size(len(self.value), f"unpacking {self.describe()}")
             return [wrap_constant_result(v) for v in self.value]
         return super().unpack(tx)
 
@@ -123,8 +125,10 @@ def _call_pure(tx: "Tx", fn: Any, label: str, args: list[VariableTracker], kwarg
         culprit = next(a for a in [*args, *kwargs.values()] if not a.has_constant_contents())
         unsupported(Category.DATA_DEPENDENT_VALUE, f"{label} needs the value of {culprit.describe()}",
                     "keep such values out of the compiled function, or accept a graph break here")
+    raw_args = [a.as_python_constant() for a in args]
+    check_fold_size(fn, raw_args, kwargs)
     try:
-        result = fn(*[a.as_python_constant() for a in args], **{k: v.as_python_constant() for k, v in kwargs.items()})
+        result = fn(*raw_args, **{k: v.as_python_constant() for k, v in kwargs.items()})
     except Exception as error:  # the real code raises the same error when it runs
         unsupported(Category.EXCEPTION, f"{label} raises {type(error).__name__}: {error}")
     return wrap_constant_result(result)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..exc import Category, unsupported
 from .base import BoundMethodVariable, VariableTracker, unsupported_method
+from .fold_limits import repeated_length
 
 if TYPE_CHECKING:
     from ..codegen import PyCodegen
@@ -201,7 +202,7 @@ class ListVariable(BaseSequenceVariable):
         return self
 
     def imul(self, tx: "Tx", count: VariableTracker) -> VariableTracker:
-        self.items[:] = self.items * operator.index(count.as_python_constant())
+        self.items[:] = self.items * repeated_length(self.items, count.as_python_constant())
         return self
 
     # ---- item assignment -----------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """Corpus: operators, constant folding, comparisons, identity and membership, compiled vs plain; what
 Python raises must still be raised by the compiled function."""
+import enum
+import inspect
 import operator
 
 import numpy as np
@@ -152,6 +154,19 @@ def test_is_and_is_not():
         return out, x is x, y is None, flag is not False
 
     check(f, (A, None, True), (A, B, False), (A, None, 1))
+
+
+class _Mode(enum.IntEnum):  # members are ints, yet each is one object
+    FAST = 0
+    EXACT = 1
+
+
+def test_identity_of_int_enum_members_reached_by_two_paths():
+    def f(x, mode, kind):
+        picked = x * 2 if mode is _Mode.EXACT else x
+        return picked, mode is _Mode.FAST, kind is inspect.Parameter.POSITIONAL_ONLY, mode is not _Mode.EXACT
+
+    check(f, (A, _Mode.EXACT, inspect.Parameter.POSITIONAL_ONLY), (A, _Mode.FAST, inspect.Parameter.KEYWORD_ONLY))
 
 
 def test_in_and_not_in():

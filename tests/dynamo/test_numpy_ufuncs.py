@@ -315,3 +315,14 @@ def test_ufunc_attributes_are_constants():
         return np.add.nin, np.exp.nout, np.multiply.identity, np.add.__name__, a + 1
 
     check(f, (F64,))
+
+
+def test_the_sign_of_a_nan_constant_reaches_the_arrays():
+    def f(a, mask):
+        stored = a.copy()
+        stored[mask] = -np.nan
+        filled = a * 0 + (-np.nan)
+        return np.signbit(stored), np.signbit(filled), np.signbit(np.copysign(a, -np.nan))
+
+    check(f, (np.linspace(1.0, 2.0, 5, dtype=np.float32), np.array([True, False, True, False, True])),
+          (np.ones(4), np.ones(4, dtype=bool)))

@@ -226,6 +226,18 @@ def test_constants_are_inlined_readably_and_exactly(value: Any, text: str) -> No
             assert math.copysign(1, result) == math.copysign(1, value)
 
 
+def test_nans_keep_their_sign_and_payload() -> None:
+    payload = np.frombuffer(np.uint64(0x7FF8_0000_0000_0123).tobytes(), np.float64)[0]
+    values = [-math.nan, math.nan, float(payload), complex(-math.nan, math.nan), np.float64(-math.nan),
+              np.float32(-math.nan), payload, np.complex64(complex(1.0, -math.nan))]
+    g = Graph()
+    g.output(tuple(values))
+    assert "-float('nan')" in code_of(g)
+    for got, want in zip(run_code(g), values):
+        assert type(got) is type(want)
+        assert np.array(got).tobytes() == np.array(want).tobytes()
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_numpy_float_scalars_round_trip_bit_for_bit(dtype: type, rng) -> None:  # type: ignore[no-untyped-def]
     with np.errstate(over="ignore"):  # float16 overflows to inf, which must round-trip too
