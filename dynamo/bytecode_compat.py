@@ -11,12 +11,36 @@ import sys
 import types
 from typing import Any
 
+import bytecode.concrete
 from bytecode import Compare, Instr
 
 PY312 = sys.version_info >= (3, 12)
 PY313 = sys.version_info >= (3, 13)
 
 _VAR_FLAGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+# The types marshal writes as themselves; it writes a subclass (np.float64, an IntEnum) as its
+# base type and anything with a buffer (every NumPy scalar) as its raw bytes.
+_MARSHAL_EXACT = frozenset({type(None), type(Ellipsis), bool, int, float, complex, str, bytes, types.CodeType})
+_library_const_key = bytecode.concrete.const_key
+
+
+def _const_key(value: Any) -> Any:
+    """The bytecode package shares one co_consts slot between constants of equal marshal bytes,
+    so np.int64(1), np.uint64(1) and np.timedelta64(1, 'D') (or np.float64(1.5) and 1.5) would
+    become one object: a constant that marshal would not write as itself keeps a slot of its own."""
+    if _marshals_as_itself(value):
+        return _library_const_key(value)
+    return (type(value), id(value))
+
+
+def _marshals_as_itself(value: Any) -> bool:
+    if type(value) in (tuple, frozenset):
+        return all(_marshals_as_itself(item) for item in value)
+    return type(value) in _MARSHAL_EXACT
+
+
+bytecode.concrete.const_key = _const_key  # the name ConcreteBytecode.add_const looks up
 
 
 def argument_slots(code: types.CodeType) -> int:

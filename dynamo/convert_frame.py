@@ -86,6 +86,21 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
     return result
 
 
+# Names of calls that observe references: compiled code holds its constants, caches and the
+# values it passes to resume functions, so the counts it leaves differ from plain Python's.
+_REFERENCE_OBSERVERS = frozenset({"getrefcount", "get_referrers", "get_referents", "getweakrefcount"})
+
+
+def check_reference_observers(code: types.CodeType) -> None:
+    """A frame that reads reference counts or referrers runs as written, every instruction."""
+    names = _REFERENCE_OBSERVERS.intersection(code.co_names)
+    if names:
+        raise Unsupported(Category.UNSUPPORTED_CALL,
+                          f"{code.co_qualname} calls {', '.join(sorted(names))}, which sees the references "
+                          "that compiled code holds (constants, caches, values passed across a graph break)",
+                          "the function runs uncompiled; the functions it calls are still compiled")
+
+
 def region_reason(code: types.CodeType, in_loop: bool) -> Unsupported:
     """Why (part of) a resume function runs in Python."""
     where = SourceLocation(code.co_filename, resume.entry_line(code), code.co_name)
@@ -195,6 +210,7 @@ class ConvertFrame:
         """Trace the frame into a graph; when something cannot be captured, fall back to the
         frame's own code (guarded on argument types, so the same inputs do not retrace)."""
         try:
+            check_reference_observers(frame.f_code)
             with policy_scope(ShapePolicy(self.dynamic, self.shape_state, frame.f_code)):
                 return trace_frame(frame, self.backend, self.backend_name, self.fullgraph)
         except DynamicShapeError:

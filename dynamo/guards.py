@@ -51,6 +51,8 @@ class Guard:
 
 
 def _describe(value: Any) -> str:
+    if isinstance(value, np.dtype):
+        return repr(value)
     if isinstance(value, type):
         return value.__qualname__ if value.__module__ == "builtins" else f"{value.__module__}.{value.__qualname__}"
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -97,6 +99,38 @@ def _same_float(a: float, b: float) -> bool:
     if a != a or b != b:
         return a != a and b != b
     return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+@dataclass(frozen=True)
+class DtypeIs:
+    """x is this dtype in every way a program can see: == ignores the scalar type (a record dtype
+    equals its plain structured dtype) and the metadata, which arrays made with it carry."""
+
+    value: np.dtype
+
+    def __call__(self, x: Any) -> bool:
+        return (isinstance(x, np.dtype) and x == self.value and x.type is self.value.type
+                and _same_metadata(x.metadata, self.value.metadata))
+
+    def describe(self, name: str) -> str:
+        return f"{name} == {self.value!r} (scalar type and metadata too)"
+
+
+def _same_metadata(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is b
+    try:
+        return bool(dict(a) == dict(b))
+    except Exception:  # values whose comparison raises or is ambiguous (arrays): not the same
+        return False
+
+
+def dtype_guard(value: np.dtype) -> tuple["GuardKind", Any]:
+    """The guard that a source holds exactly this dtype: identity for NumPy's shared instances
+    (checked in C), the full comparison otherwise."""
+    if value.metadata is None and _is_shared_instance(value):
+        return GuardKind.ID_IS, value
+    return GuardKind.CALL, DtypeIs(value)
 
 
 def needs_exact_float_guard(value: Any) -> bool:
@@ -234,7 +268,7 @@ class _ProgramBuilder:
                 shape = by_key.get((AttrSource(guard.source, "ndim"), GuardKind.EQUALS))
             if dtype is None or shape is None or not isinstance(dtype.value, np.dtype):
                 continue
-            if type(shape.value) is int and np.dtype(dtype.value.str) is dtype.value:
+            if type(shape.value) is int and _is_shared_instance(dtype.value):
                 pattern = patterns.get(guard.source)
                 spec = None if pattern is None else pattern_layout_spec(pattern, dtype.value)
                 if spec is not None:
@@ -244,7 +278,7 @@ class _ProgramBuilder:
                 continue
             if not (isinstance(shape.value, tuple) and all(type(d) is int for d in shape.value)):
                 continue  # symbolic sizes: checked one by one
-            if np.dtype(dtype.value.str) is not dtype.value:
+            if not _is_shared_instance(dtype.value):
                 continue  # not NumPy's shared instance (unpickled arrays have their own): compared by ==
             spec = layout_spec(shape.value, dtype.value)
             if spec is not None:
@@ -311,3 +345,12 @@ _LOWERINGS: dict[GuardKind, Callable[[_ProgramBuilder, Guard], None]] = {
     GuardKind.DISTINCT_FROM: _ProgramBuilder.lower_relation,
     GuardKind.NO_OVERLAP: _ProgramBuilder.lower_no_overlap,
 }
+
+
+def _is_shared_instance(dtype: np.dtype) -> bool:
+    """NumPy's one instance of this dtype, which C may compare by pointer (False for a copy made by
+    unpickling, and for dtypes that no type string names: StringDType, user dtypes)."""
+    try:
+        return np.dtype(dtype.str) is dtype
+    except TypeError:
+        return False

@@ -305,7 +305,7 @@ class CodeGen:
         return _float_source(float(value))
 
     def _dtype(self, dtype: np.dtype[Any]) -> str:
-        if dtype.fields is None and dtype.subdtype is None and np.dtype(dtype.str) == dtype:
+        if dtype.fields is None and dtype.subdtype is None and _named_by_str(dtype):
             text = dtype.name if dtype.isnative and np.dtype(dtype.name) == dtype else dtype.str
             return f"np.dtype({text!r})"
         return self._global(dtype, "dtype")
@@ -340,5 +340,15 @@ class CodeGen:
 def _lookup(table: dict[Any, str], target: Any) -> bool:
     try:
         return target in table
+    except TypeError:
+        return False
+
+
+def _named_by_str(dtype: np.dtype[Any]) -> bool:
+    """np.dtype(dtype.str) rebuilds it (not so for StringDType and other new-style dtypes, nor for
+    a dtype with metadata)."""
+    try:
+        rebuilt = np.dtype(dtype.str)
+        return rebuilt == dtype and rebuilt.type is dtype.type and dtype.metadata is None
     except TypeError:
         return False

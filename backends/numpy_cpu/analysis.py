@@ -190,6 +190,8 @@ def _elementwise_links(info: NodeInfo, operands: list[Any], sizes: Sizes) -> boo
         if not isinstance(meta, TensorMeta):
             if isinstance(meta, (bool, int, float, complex, np.generic)):
                 continue  # a scalar computed in the graph: the same for every block
+            if isinstance(meta, sympy.Expr) and meta.is_integer:
+                continue  # a Python int computed from sizes (n // 2): the same for every block too
             return False
         offset = out.ndim - meta.ndim
         if offset < 0:

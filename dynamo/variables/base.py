@@ -40,6 +40,12 @@ class VariableTracker:
         builder gives one tracker per object), so `is` between them is known while tracing."""
         return False
 
+    def kind_is_known(self) -> bool:
+        """Its kind (constant, container, array, object, ...) is known while tracing. False for a
+        value read lazily at run time (an attribute of an ndarray subclass), which may be None
+        or anything else: identity tests against it cannot be folded."""
+        return True
+
     def as_python_constant(self) -> Any:
         unsupported(Category.UNSUPPORTED_VALUE, f"{self.describe()} is not a Python constant while tracing")
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from ..exc import Category, unsupported
-from ..guards import FloatIs, GuardKind, needs_exact_float_guard
+from ..guards import FloatIs, GuardKind, dtype_guard, needs_exact_float_guard
 from ..sources import AttrSource, ItemSource, Source
 from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
@@ -93,6 +93,8 @@ class VariableBuilder:
         (-0.0 == 0.0, yet 1 / x differs; NaN == NaN is false, which would recompile every call)."""
         if needs_exact_float_guard(value):
             self.guard(source, GuardKind.CALL, FloatIs(value))
+        elif isinstance(value, np.dtype):
+            self.guard(source, *dtype_guard(value))
         else:
             self.guard(source, GuardKind.EQUALS, value)
 

@@ -12,7 +12,10 @@ import types
 import warnings
 from typing import TYPE_CHECKING, Any, Callable
 
+import numpy as np
+
 from ..exc import Category, unsupported
+from ..guards import GuardKind
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .fold_limits import check_fold_size, repeated_length
@@ -442,10 +445,22 @@ def _super(tx: "Tx", /, *args: VariableTracker) -> VariableTracker | None:
 
 def _is(negate: bool) -> Callable[..., VariableTracker | None]:
     def compare(tx: "Tx", a: VariableTracker, b: VariableTracker, /) -> VariableTracker | None:
-        if a.is_python_constant() and b.is_python_constant():
-            return None  # immutable values: fold on the values themselves
         if a is b:
             return ConstantVariable(not negate)
+        if a.is_python_constant() and b.is_python_constant():
+            if not _equal_values(a.as_python_constant(), b.as_python_constant()):
+                return None  # singletons, classes, functions, or unequal values: fold on the values
+            # two equal numbers, strings or tuples may or may not be one object at run time:
+            # guards check values, and a constant is rebuilt by value (one co_consts entry)
+            if a.source is None or b.source is None or not isinstance(a, ConstantVariable) \
+                    or not isinstance(b, ConstantVariable):
+                unsupported(Category.DATA_DEPENDENT_VALUE,
+                            f"whether {a.describe()} and {b.describe()}, which are equal, are one object is known only at run time")
+            same = a.value is b.value  # the objects this call was traced with
+            tx.output.guard(a.source, GuardKind.SAME_AS if same else GuardKind.DISTINCT_FROM, b.source)
+            return ConstantVariable(same != negate)
+        if not (a.kind_is_known() and b.kind_is_known()):
+            unsupported(Category.DATA_DEPENDENT_VALUE, f"identity of {a.describe()} and {b.describe()} is known only at run time")
         if a.is_python_constant() or b.is_python_constant() or (a.identity_is_tracked() and b.identity_is_tracked()):
             # a constant is never the same object as a container, array or object, and two
             # trackers of kinds with tracked identity are two objects
@@ -455,6 +470,21 @@ def _is(negate: bool) -> Callable[..., VariableTracker | None]:
         unsupported(Category.UNSUPPORTED_VALUE, f"identity of {a.describe()} and {b.describe()} is not known while tracing")
 
     return compare
+
+
+# Immutable values that Python may or may not share between equal instances
+_VALUE_TYPES = (int, float, complex, str, bytes, tuple, frozenset)
+
+
+def _equal_values(x: Any, y: Any) -> bool:
+    """x and y are equal values of a kind whose identity is not decided by its value."""
+    kinds = (*_VALUE_TYPES, np.generic)
+    if type(x) is not type(y) or type(x) is bool or not isinstance(x, kinds):
+        return False
+    try:
+        return bool(x == y)
+    except Exception:  # a tuple holding values whose comparison raises: do not decide
+        return True
 
 
 def _contains(tx: "Tx", container: VariableTracker, item: VariableTracker, /) -> VariableTracker | None:

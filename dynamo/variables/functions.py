@@ -268,8 +268,9 @@ def _immutable(value: Any) -> bool:
 def wrap_constant_attribute(attribute: Any, owner: Any, name: str) -> VariableTracker:
     """An attribute of a constant: a value (folded) or a pure bound method (called while tracing)."""
     from .builder import wrap_constant_result
+    from .constant import is_constant_value
 
-    if callable(attribute):
+    if callable(attribute) and not is_constant_value(attribute):  # dtype.type is a class, not a method
         return BoundConstantMethodVariable(owner, name)
     return wrap_constant_result(attribute)
 

@@ -109,6 +109,9 @@ class LazyAttributeVariable(VariableTracker):
     def describe(self) -> str:
         return f"the attribute {self.name} of {self.obj.describe()}"
 
+    def kind_is_known(self) -> bool:
+        return False
+
     def call_function(self, tx: "Tx", args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
         return self.obj.call_method(tx, self.name, args, kwargs)
 
@@ -397,6 +400,9 @@ def _fold(fn: Any, args: list[VariableTracker], kwargs: dict[str, VariableTracke
             result = fn(*values, **keywords)
     except Exception:
         return None
+    for tracker, value in [*zip(args, values), *((kwargs[k], v) for k, v in keywords.items())]:
+        if result is value:  # np.diff(x, n=0) returns x itself: the same object, not a copy of it
+            return tracker
     if isinstance(result, _VALUE_OBJECTS):
         return ConstantVariable(result)
     if isinstance(result, np.ndarray):

@@ -103,6 +103,8 @@ def _diff(a: Any, n: Any = 1, axis: Any = -1, prepend: Any = _NoValue, append: A
     probed = probe(np.diff, a, n, axis, **extra)
     meta = array_meta(a)
     if n == 0:
+        if not is_ndarray(a):  # NumPy hands back the very object it was given, list or scalar
+            raise UnsupportedArguments("diff(x, n=0) returns x itself, which is not an array here")
         return meta
     shape = list(meta.shape)
     ax = normalize_axis(axis, len(shape))

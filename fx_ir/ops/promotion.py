@@ -89,7 +89,10 @@ def freeze(x: Any) -> Any:
         return ("zeros", x.meta.dtype, x.meta.ndim)
     meta = meta_of(x)
     if meta is not None:
-        return ("array", meta.dtype, meta.ndim, meta.scalar)
+        return _UNHASHABLE if meta.dtype.metadata is not None else ("array", meta.dtype, meta.ndim, meta.scalar)
+    if isinstance(x, np.dtype):
+        # == and hash ignore the scalar type (np.record or np.void) and the metadata
+        return _UNHASHABLE if x.metadata is not None else (np.dtype, x, x.type)
     if isinstance(x, sympy.Basic):
         return ("symbolic", bool(x.is_integer))
     if isinstance(x, list | tuple):

@@ -241,3 +241,19 @@ def test_sizes_the_inputs_do_not_give_stay_straight_code() -> None:
     for n in (3, 64, 301):
         a, b = np.linspace(-1, 1, n), np.linspace(0, 4, 2 * n)
         assert same(compiled(a, b), (np.exp(a * 2.0), np.sqrt(b)))
+
+
+def scaled_by_a_size(a):
+    n = a.shape[0]
+    return np.exp(a[1:] - a[:-1]) * (n // 2) - n
+
+
+def test_python_ints_computed_from_sizes_join_kernels() -> None:
+    recorder = Recorder(ALWAYS)
+    compiled = dynamo.compile(scaled_by_a_size, backend=recorder, dynamic=True)
+    for n in (2, 3, 10, 257):
+        a = np.random.default_rng(n).standard_normal(n)
+        _run_both(scaled_by_a_size, compiled, lambda a=a: (a,))
+    assert len(recorder.compiled) == 1
+    (kernel,) = recorder.compiled[0].plan.kernels
+    assert len(kernel.members) == 4, recorder.compiled[0].source
