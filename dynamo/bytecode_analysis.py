@@ -102,12 +102,25 @@ def _reads_writes(inst: Instr, cells: frozenset[str] = frozenset()) -> tuple[set
 
 
 @lru_cache(maxsize=512)
+def _parsed(code: types.CodeType) -> Bytecode:
+    # the exception table's own depths are kept: resume functions jump into the middle of blocks
+    return Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
+
+
+def bytecode_of(code: types.CodeType) -> Bytecode:
+    """A fresh Bytecode of `code`. Parsing is the dearest step of compiling a frame, and a frame
+    with many graph breaks is parsed once per resume function, so the parse is shared: the list
+    is new, its items are not (copy an item before changing it)."""
+    return _parsed(code).copy()
+
+
+@lru_cache(maxsize=512)
 def analyze(code: types.CodeType) -> CodeFacts:
     instructions: list[Instr] = []
     label_index: dict[Label, int] = {}
     pending_handlers: list[Label] = []
     covered: dict[int, Label] = {}
-    for item in Bytecode.from_code(code):
+    for item in _parsed(code):
         if isinstance(item, Label):
             label_index[item] = len(instructions)
         elif isinstance(item, TryBegin):

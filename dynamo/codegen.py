@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from bytecode import Bytecode, CellVar, FreeVar, Instr
 
 from . import bytecode_compat as compat
+from .bytecode_analysis import bytecode_of
 from .logs import get_artifact_logger
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCod
 
     It keeps the original's names, closure layout, file and first line, and takes every argument
     slot positionally (see bytecode_compat.flatten_signature)."""
-    original = Bytecode.from_code(code)
+    original = bytecode_of(code)
     prologue: list[Any] = []
     for instr in original:
         prologue.append(instr)
@@ -208,3 +209,21 @@ def graph_call(code: types.CodeType, compiled: "CompiledGraph", lineno: int) -> 
     call.append(Instr("UNPACK_SEQUENCE", len(outputs)))
     call.append(*(Instr("STORE_FAST", name) for name in outputs))
     return call.instructions
+
+
+# Instructions that run no Python code of the program and start no frame: a transformed code
+# made of these, its graph and its inputs' plain loads needs no hook while it runs
+_INERT = frozenset({"RESUME", "NOP", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "STORE_FAST",
+                    "DELETE_FAST", "LOAD_CONST", "LOAD_DEREF", "PUSH_NULL", "BUILD_TUPLE", "BUILD_LIST",
+                    "BUILD_SLICE", "COPY", "SWAP", "POP_TOP", "RETURN_VALUE", "RETURN_CONST"})
+
+
+def starts_no_frames(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCodegen) -> bool:
+    """Whether the transformed code can run with the hook off: nothing in it but the graph (NumPy
+    code, which runs unhooked anyway) calls anything, so no frame it starts is one to compile.
+    Only objects it drops (a __del__) could still run Python code: uncompiled, as plain Python."""
+    loads = PyCodegen(code)
+    for graph_input in compiled.inputs if compiled is not None else []:
+        loads.load_source(graph_input.source)
+    return all(isinstance(instr, Instr) and instr.name in _INERT
+               for instr in loads.instructions + body.instructions)

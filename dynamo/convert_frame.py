@@ -36,7 +36,7 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
     is compiled and the rest of the frame continues in a resume function (graph_break.py).
     With fullgraph=True the first such instruction raises instead.
     """
-    from .codegen import PyCodegen, assemble
+    from .codegen import PyCodegen, assemble, starts_no_frames
     from .graph_break import (CannotBreak, NoHandOff, StartsInPython, codegen_break, describe_cannot_break,
                               explain_break, reconstruct)
     from .output_graph import OutputGraph
@@ -80,7 +80,8 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
         breaks = []
         break
     compiled = output.compile_graph(body.graph_outputs)
-    result = CompiledFrame(output.guards, assemble(code, compiled, body), [compiled] if compiled else [], breaks=breaks)
+    result = CompiledFrame(output.guards, assemble(code, compiled, body), [compiled] if compiled else [], breaks=breaks,
+                           unhooked=starts_no_frames(code, compiled, body))
     result.dynamic = output.shape_env.report()
     result.trace_seconds = time.perf_counter() - start - (compiled.compile_seconds if compiled else 0.0)
     return result
@@ -146,6 +147,7 @@ class CompiledFrame:
     trace_seconds: float = 0.0
     # with fallback_reason: the line where compiled code takes over again (None: never)
     python_until: int | None = None
+    unhooked: bool = False  # the code starts no frame to compile: the hook stays off (codegen.starts_no_frames)
     dynamic: list[str] = field(default_factory=list)  # explain's lines on dynamic sizes (ShapeEnv.report)
 
 
@@ -204,7 +206,7 @@ class ConvertFrame:
                 if getattr(made, "source", None) is None:
                     output_code_log.debug("code of a graph of %s (%s backend):\n%s", code.co_qualname,
                                           self.backend_name, graph.graph_module.code)
-        return compiled.guards.compile(), compiled.code
+        return compiled.guards.compile(), compiled.code, compiled.unhooked
 
     def compile_frame(self, frame: Any) -> CompiledFrame:
         """Trace the frame into a graph; when something cannot be captured, fall back to the

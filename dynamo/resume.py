@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from bytecode import Bytecode, CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
 
 from . import bytecode_compat as compat
-from .bytecode_analysis import analyze
+from .bytecode_analysis import analyze, bytecode_of
 
 _PROLOGUE = frozenset({"RESUME", "COPY_FREE_VARS", "MAKE_CELL", "RETURN_GENERATOR"})
 
@@ -67,9 +67,7 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     if key in _cache:
         return _cache[key]
     facts = analyze(original)
-    # keep the original's exception-table depths: the bytecode package computes them only for
-    # handlers it reaches from the entry, and the new prologue jumps into the middle of blocks
-    source = Bytecode.from_code(original, conserve_exception_block_stackdepth=True)
+    source = bytecode_of(original)
     target_label = Label()
     body: list = []
     index = 0
@@ -382,7 +380,7 @@ def _make_region(code: types.CodeType, entry: int) -> PythonRegion | None:
     for instr in hand_off + tail:
         if isinstance(instr, Instr):
             instr.lineno = lineno
-    transformed = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
+    transformed = bytecode_of(code)
     items: list = []
     index = 0
     for item in transformed:
