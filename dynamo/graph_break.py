@@ -32,6 +32,7 @@ from .sources import LocalSource
 from .variables.base import NULL, BoundMethodVariable, VariableTracker
 from .variables.functions import CellVariable, NestedFunctionVariable, UserMethodVariable
 from .variables.iterators import GeneratorVariable, IteratorVariable
+from .variables.numpy_api import LazyAttributeVariable
 from .variables.objects import SuperVariable
 
 if TYPE_CHECKING:
@@ -166,7 +167,7 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     # values read through attributes, items, globals or cells: as they were before the side
     # effects are replayed (`v = lst.pop()` is lst[-1] of the list as it was; `old = obj.a;
     # obj.a = new` would read the new value)
-    _load_early(cg, tx, passed_on, lambda v: v.source is not None and not isinstance(v.source, LocalSource))
+    _load_early(cg, tx, passed_on, _reads_state)
     tx.output.side_effects.codegen(cg)  # the program sees the state plain Python would
     write_cells(cg, tx)
     # iterators: as the replayed state has them, before the instruction runs in Python (a dict
@@ -270,6 +271,14 @@ def _values_passed_on(tx: "InstructionTranslator", kind: BreakKind, inst: Instr,
     values += [cell.contents for name in tx.code.co_cellvars
                if isinstance(cell := tx.symbolic_locals.get(name), CellVariable) and cell.contents is not None]
     return [v for v in values if not isinstance(v, CellVariable)]
+
+
+def _reads_state(value: VariableTracker) -> bool:
+    """Rebuilding the value reads the program's state: an attribute, item, global or cell it was
+    read from, or an attribute read lazily (`old = opts.display`: the value before the break)."""
+    if isinstance(value, LazyAttributeVariable):
+        return True
+    return value.source is not None and not isinstance(value.source, LocalSource)
 
 
 def _load_early(cg: PyCodegen, tx: "InstructionTranslator", values: list[VariableTracker], wanted: Any) -> None:

@@ -143,3 +143,21 @@ def test_a_frame_that_reads_reference_counts_runs_as_written():
     assert counter.frame_count == 0
     reasons = [str(frame.fallback_reason) for _, frame in compiled._dynamo_callback.compiled_frames]
     assert any("getrefcount" in r for r in reasons), reasons
+
+
+class Relabel(Labelled):
+    def relabel(self, label):
+        self.label = label
+
+
+def test_attribute_read_before_a_break_keeps_its_old_value():
+    # `old = a.label` is read lazily while tracing; the break at relabel() must not read it after
+    def f(a):
+        old = a.label
+        a.relabel("new")
+        return old, a.label
+
+    compiled, _ = compile_with_counter(f)
+    first, second = labelled([1.0], "old").view(Relabel), labelled([1.0], "old").view(Relabel)
+    first.label = second.label = "old"
+    assert compiled(first) == f(second) == ("old", "new")
