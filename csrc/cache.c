@@ -27,6 +27,8 @@ static PyMemberDef cache_entry_members[] = {
     {"code", T_OBJECT, offsetof(CacheEntry, code), READONLY, "the transformed code"},
     {"owner", T_OBJECT, offsetof(CacheEntry, owner), READONLY, "the callback that made it"},
     {"hits", T_PYSSIZET, offsetof(CacheEntry, hits), READONLY, "calls served"},
+    {"unhooked", T_INT, offsetof(CacheEntry, unhooked), READONLY,
+     "the code starts no frame the hook must see, so it runs with the hook off"},
     {NULL},
 };
 
@@ -151,7 +153,8 @@ CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *
     return found;
 }
 
-CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, PyObject *transformed) {
+CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, PyObject *transformed,
+                         int unhooked) {
     if (!PyObject_TypeCheck(guard, &GuardProgram_Type)) {
         PyErr_Format(PyExc_TypeError, "cache entry guard must be a GuardProgram, not %.100s",
                      Py_TYPE(guard)->tp_name);
@@ -188,6 +191,7 @@ CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, P
     entry->owner = Py_NewRef(owner);
     entry->function = NULL;
     entry->hits = 0;
+    entry->unhooked = unhooked;
     int err = PyList_Insert(state->entries, 0, (PyObject *)entry);
     Py_DECREF(entry);
     return err < 0 ? NULL : entry;
@@ -216,7 +220,14 @@ PyObject *cache_entry_call(CacheEntry *entry, PyObject *const *args, Py_ssize_t 
     if (fn == NULL) {
         return NULL;
     }
+    if (!entry->unhooked) {
+        PyObject *result = PyObject_Vectorcall(fn, args, nargs, NULL);
+        Py_DECREF(fn);
+        return result;
+    }
+    PyObject *suspended = eval_frame_suspend();
     PyObject *result = PyObject_Vectorcall(fn, args, nargs, NULL);
+    eval_frame_resume(suspended);
     Py_DECREF(fn);
     return result;
 }

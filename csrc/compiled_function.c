@@ -13,30 +13,86 @@ typedef struct {
     vectorcallfunc vectorcall;
 } CompiledFunction;
 
-/* Whether a vectorcall's arguments are exactly the code's argument slots. */
-static inline int call_fills_slots(PyCodeObject *code, Py_ssize_t nargs, PyObject *kwnames) {
-    return kwnames == NULL && nargs == code->co_argcount && code->co_kwonlyargcount == 0 &&
-           !(code->co_flags & (CO_VARARGS | CO_VARKEYWORDS));
+/* The most parameters a call's arguments are bound to here; more take the frame path. */
+#define MAX_BOUND_SLOTS 32
+
+/* The parameter slot named `key` among those a keyword may fill, or -1. */
+static Py_ssize_t keyword_slot(PyCodeObject *code, PyObject *key) {
+    PyObject *names = compat_localsplus_names(code);
+    for (Py_ssize_t j = code->co_posonlyargcount; j < code->co_argcount; j++) {
+        if (PyTuple_GET_ITEM(names, j) == key) { /* names and keywords are interned: the usual hit */
+            return j;
+        }
+    }
+    for (Py_ssize_t j = code->co_posonlyargcount; j < code->co_argcount; j++) {
+        if (PyUnicode_Check(key) && PyUnicode_Compare(PyTuple_GET_ITEM(names, j), key) == 0) {
+            return j;
+        }
+    }
+    return -1;
 }
 
-/* The cached entry for this call when one matches; NULL on a miss or an error. */
-static CacheEntry *lookup_before_frame(CompiledFunction *self, PyObject *const *args,
-                                       Py_ssize_t nargs, PyObject *kwnames) {
+/* The code's argument slots for this call, bound as CPython binds them (keywords to their
+ * parameters, defaults for what is missing), in `slots` (borrowed references); NULL when the
+ * signature has *args, **kwargs or keyword-only parameters, or the call is not a valid one
+ * (missing, repeated or unknown arguments): the frame path then binds it, raising CPython's
+ * own TypeError. Plain positional calls use the arguments as they are. */
+static PyObject *const *bind_slots(PyFunctionObject *func, PyCodeObject *code, PyObject *const *args,
+                                   Py_ssize_t nargs, PyObject *kwnames, PyObject **slots) {
+    Py_ssize_t count = code->co_argcount;
+    if (code->co_kwonlyargcount != 0 || (code->co_flags & (CO_VARARGS | CO_VARKEYWORDS)) || nargs > count) {
+        return NULL;
+    }
+    if (kwnames == NULL && nargs == count) {
+        return args;
+    }
+    if (count > MAX_BOUND_SLOTS) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        slots[i] = i < nargs ? args[i] : NULL;
+    }
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        Py_ssize_t j = keyword_slot(code, PyTuple_GET_ITEM(kwnames, k));
+        if (j < 0 || slots[j] != NULL) {
+            return NULL;
+        }
+        slots[j] = args[nargs + k];
+    }
+    PyObject *defaults = func->func_defaults;
+    Py_ssize_t first_default = count - (defaults == NULL ? 0 : PyTuple_GET_SIZE(defaults));
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (slots[i] == NULL) {
+            if (i < first_default) {
+                return NULL;
+            }
+            slots[i] = PyTuple_GET_ITEM(defaults, i - first_default);
+        }
+    }
+    return slots;
+}
+
+/* The cached entry for this call when one matches (its argument slots in *bound); NULL on a
+ * miss, a call the frame path must bind, or an error. */
+static CacheEntry *lookup_before_frame(CompiledFunction *self, PyObject *const *args, Py_ssize_t nargs,
+                                       PyObject *kwnames, PyObject **slots, PyObject *const **bound) {
     if (!PyFunction_Check(self->fn)) {
         return NULL;
     }
     PyFunctionObject *func = (PyFunctionObject *)self->fn;
     PyCodeObject *code = (PyCodeObject *)func->func_code;
-    if (!call_fills_slots(code, nargs, kwnames)) {
-        return NULL;
-    }
     ExtraState *state = extra_state_get(code);
     if (state == NULL || state->skip) {
         return NULL;
     }
+    *bound = bind_slots(func, code, args, nargs, kwnames, slots);
+    if (*bound == NULL) {
+        return NULL;
+    }
     GuardInputs inputs = {
-        .args = args,
-        .nargs = nargs,
+        .args = *bound,
+        .nargs = code->co_argcount,
         .globals = func->func_globals,
         .builtins = func->func_builtins,
         .closure = func->func_closure,
@@ -57,15 +113,27 @@ static PyObject *compiled_function_vectorcall(CompiledFunction *self, PyObject *
         eval_frame_resume(suspended);
         return result;
     }
-    CacheEntry *entry = lookup_before_frame(self, args, nargs, kwnames);
+    PyObject *slots[MAX_BOUND_SLOTS];
+    PyObject *const *bound = NULL;
+    CacheEntry *entry = lookup_before_frame(self, args, nargs, kwnames, slots, &bound);
     if (entry == NULL && PyErr_Occurred()) {
         return NULL;
+    }
+    PyFunctionObject *func = (PyFunctionObject *)self->fn;
+    if (entry != NULL && entry->unhooked) {
+        /* code that starts no frame to compile: no need to turn the hook on around it */
+        PyObject *result = cache_entry_call(entry, bound, ((PyCodeObject *)func->func_code)->co_argcount,
+                                            func->func_globals, func->func_closure);
+        Py_DECREF(entry);
+        return result;
     }
     PyObject *previous = eval_frame_swap_callback(self->callback);
     PyObject *result = NULL;
     if (entry != NULL) {
-        PyFunctionObject *func = (PyFunctionObject *)self->fn;
-        result = cache_entry_call(entry, args, nargs, func->func_globals, func->func_closure);
+        /* the guards passed on these slots: the transformed code runs straight away, with the
+         * hook on for the frames it starts (its own is marked skip) */
+        result = cache_entry_call(entry, bound, ((PyCodeObject *)func->func_code)->co_argcount,
+                                  func->func_globals, func->func_closure);
         Py_DECREF(entry);
     }
     else {

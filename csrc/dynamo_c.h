@@ -30,6 +30,7 @@ typedef struct CacheEntry {
     PyObject *owner;          /* the callback that compiled it; entries serve only their owner */
     PyObject *function;       /* function object for `code`, reused while globals/closure match */
     Py_ssize_t hits;
+    int unhooked;             /* `code` starts no frame the hook must see: it runs with the hook off */
 } CacheEntry;
 
 extern PyTypeObject CacheEntry_Type;
@@ -55,8 +56,10 @@ static inline int code_argument_slots(PyCodeObject *code) {
 /* New reference to the entry whose guards pass, or NULL (with an exception set on error). */
 CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *inputs);
 /* New entry at the front of the code's cache; borrowed result, NULL on error. */
-CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, PyObject *transformed);
-/* Calls the entry's transformed code with the argument slots; new reference. */
+CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, PyObject *transformed,
+                         int unhooked);
+/* Calls the entry's transformed code with the argument slots (with the hook off for an
+ * unhooked entry); new reference. */
 PyObject *cache_entry_call(CacheEntry *entry, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *globals, PyObject *closure);
 

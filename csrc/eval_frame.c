@@ -6,7 +6,15 @@
 
 /* The callback of this thread (strong reference), NULL when compilation is off here. It is
  * also NULL while the callback itself or a guard runs, so that their frames are not hooked. */
-static _Thread_local PyObject *tls_callback = NULL;
+#if defined(__GNUC__) && defined(__ELF__)
+/* initial-exec: every frame reads it, and this model makes that a plain thread-pointer-relative
+ * load rather than a __tls_get_addr call (8 bytes of the static TLS space that the C library
+ * keeps for modules loaded after start-up) */
+#define DYNAMO_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define DYNAMO_TLS_MODEL
+#endif
+static _Thread_local PyObject *tls_callback DYNAMO_TLS_MODEL = NULL;
 static Py_ssize_t threads_with_callback = 0;
 static _PyFrameEvalFunction previous_eval_frame = NULL;
 PyObject *dynamo_skip_marker = NULL;
@@ -178,13 +186,18 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
         }
     }
     else if (answer != Py_None) {
-        if (!PyTuple_Check(answer) || PyTuple_GET_SIZE(answer) != 2) {
+        /* (guard, code) or (guard, code, unhooked): a true third item says that the code starts
+         * no frame the hook must see, so that a call of it need not turn the hook on */
+        Py_ssize_t size = PyTuple_Check(answer) ? PyTuple_GET_SIZE(answer) : 0;
+        int unhooked = size == 3 ? PyObject_IsTrue(PyTuple_GET_ITEM(answer, 2)) : 0;
+        if (size != 2 && size != 3) {
             PyErr_Format(PyExc_TypeError,
-                         "compile callback must return None, SKIP or (guard, code), not %.100s",
-                         Py_TYPE(answer)->tp_name);
+                         "compile callback must return None, SKIP, (guard, code) or (guard, code, unhooked), "
+                         "not %.100s", Py_TYPE(answer)->tp_name);
         }
-        else {
-            entry = cache_insert(code, callback, PyTuple_GET_ITEM(answer, 0), PyTuple_GET_ITEM(answer, 1));
+        else if (unhooked >= 0) {
+            entry = cache_insert(code, callback, PyTuple_GET_ITEM(answer, 0), PyTuple_GET_ITEM(answer, 1),
+                                 unhooked);
             Py_XINCREF(entry);
         }
     }

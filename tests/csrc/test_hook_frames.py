@@ -372,7 +372,7 @@ def test_set_eval_frame_rejects_non_callables():
 
 def test_callback_answer_is_validated():
     for bad, error, text in [
-        (42, TypeError, "must return None, SKIP or \\(guard, code\\)"),
+        (42, TypeError, "must return None, SKIP, \\(guard, code\\) or \\(guard, code, unhooked\\)"),
         ((always(),), TypeError, "must return None, SKIP"),
         (("not a guard", leaf.__code__), TypeError, "GuardProgram"),
         ((always(), "not code"), TypeError, "code object"),

@@ -98,11 +98,11 @@ r_lambda = lambda a, b: (CALLS.append((a, b)), "repl")[1]  # noqa: E731
 LAYOUTS = [
     # id, original, replacement, args, kwargs, slots received, fast path on a hit
     ("positional", f_pos, r_pos, (1, 2), {}, (1, 2), True),
-    ("keyword", f_pos, r_pos, (1,), {"b": 2}, (1, 2), False),
-    ("all-keyword", f_pos, r_pos, (), {"b": 2, "a": 1}, (1, 2), False),
-    ("default-used", f_defaults, r_pos, (1,), {}, (1, 5), False),
+    ("keyword", f_pos, r_pos, (1,), {"b": 2}, (1, 2), True),
+    ("all-keyword", f_pos, r_pos, (), {"b": 2, "a": 1}, (1, 2), True),
+    ("default-used", f_defaults, r_pos, (1,), {}, (1, 5), True),
     ("default-given", f_defaults, r_pos, (1, 6), {}, (1, 6), True),
-    ("positional-only", f_posonly, r_three, (1, 2), {"c": 3}, (1, 2, 3), False),
+    ("positional-only", f_posonly, r_three, (1, 2), {"c": 3}, (1, 2, 3), True),
     ("varargs", f_varargs, r_pos, (1, 2, 3), {}, (1, (2, 3)), False),
     ("varargs-empty", f_varargs, r_pos, (1,), {}, (1, ()), False),
     ("varkw", f_varkw, r_pos, (1,), {"x": 2, "y": 3}, (1, {"x": 2, "y": 3}), False),
@@ -112,7 +112,7 @@ LAYOUTS = [
     ("everything-defaults", f_all, r_all, (1,), {"d": 4}, (1, 2, 3, 4, 5, (), {}), False),
     ("no-arguments", f_none, r_none, (), {}, (), True),
     ("lambda", f_lambda, r_lambda, (1, 2), {}, (1, 2), True),
-    ("lambda-default", f_lambda, r_lambda, (1,), {}, (1, 1), False),
+    ("lambda-default", f_lambda, r_lambda, (1,), {}, (1, 1), True),
 ]
 
 
@@ -126,8 +126,9 @@ def test_replacement_receives_the_argument_slots(original, replacement, args, kw
     assert CALLS == [slots]
     assert callback.calls == 1
     assert PATHS == []  # nothing cached yet: no guard ran
-    # hit: no callback, the replacement runs again, through the fast path when the call's
-    # arguments are exactly the positional slots, through the frame hook otherwise
+    # hit: no callback, the replacement runs again, through the fast path when the call binds
+    # to the positional slots (keywords, defaults), through the frame hook otherwise (*args,
+    # **kwargs, keyword-only parameters)
     assert cf(*args, **kwargs) == "repl"
     assert CALLS == [slots, slots]
     assert callback.calls == 1
@@ -340,7 +341,7 @@ def test_compiled_function_in_a_class_body_binds_like_a_method():
     assert box.scaled(k=5) == "repl"
     assert Sub.scaled(box, 6) == "repl"
     assert CALLS == [(box, 2), (box, 4), (box, 5), (box, 6)]
-    assert PATHS == ["fast", "hook", "fast"]
+    assert PATHS == ["fast", "fast", "fast"]  # a keyword is bound before any frame too
     assert callback.calls == 1
 
 
