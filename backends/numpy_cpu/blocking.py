@@ -123,7 +123,9 @@ def footprint(kernel: Kernel, infos: dict[Node, NodeInfo], scratch: ScratchPlan)
     for operand, operand_axis in streamed:
         if operand_axis is not None:
             row += _row_bytes(operand, operand_axis)
-    per_row = tuple(dict.fromkeys(row_elements(infos[m].array, kernel.axis[m]) for m in kernel.members))  # type: ignore[arg-type]
+    elements = [row_elements(infos[m].array, kernel.axis[m]) for m in kernel.members]  # type: ignore[arg-type]
+    static = [e for e in elements if isinstance(e, int)]
+    per_row = tuple(dict.fromkeys([*([max(static)] if static else []), *(e for e in elements if not isinstance(e, int))]))
     return Footprint(kernel.extent, row, per_row, work, tuple(scratch.slots))
 
 

@@ -181,6 +181,7 @@ class SourceWriter(CodeGen):
         symbols = sorted(symbols_of(values), key=str)
         local = {symbol: str(symbol) for symbol in symbols}
         function = self._globals_ns.create_name(f"{kernel.name}_layout")
+
         def go(value: Any) -> str:
             return size_source(value, local)
 
