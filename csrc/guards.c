@@ -31,11 +31,12 @@ static const char *const op_names[OP_COUNT] = {
  * SZ_DIM k d pushes size d of the array in the instruction's k-th register (it fails unless that
  * is exactly the expected type with more than d dimensions); SZ_CONST c pushes c; arithmetic pops
  * its operands and pushes the result with Python's semantics (floor division and remainder);
- * a comparison pops two values and fails the check when it does not hold. Overflow and division
- * by zero fail the check. */
+ * a comparison pops two values and fails the check when it does not hold; SZ_INT k pushes the
+ * value of the exact int in the k-th register (a dynamic int argument). Overflow and division by
+ * zero fail the check, as does an int outside Py_ssize_t. */
 typedef enum {
     SZ_DIM, SZ_CONST, SZ_ADD, SZ_MUL, SZ_FLOORDIV, SZ_MOD, SZ_NEG, SZ_ABS, SZ_MIN, SZ_MAX,
-    SZ_EQ, SZ_NE, SZ_LT, SZ_LE, SZ_GT, SZ_GE, SZ_COUNT
+    SZ_EQ, SZ_NE, SZ_LT, SZ_LE, SZ_GT, SZ_GE, SZ_INT, SZ_COUNT
 } SizeOp;
 
 #define SIZES_STACK 16
@@ -229,11 +230,10 @@ static int struct_matches(const GuardInstr *ins, PyObject *value) {
             if (*(const int *)(base + field->offset) != field->expected_int) return 0;
             break;
         case FIELD_SSIZE_ARRAY: {
-            /* a loop, not memcmp: shapes are a few words, and a libc call costs more than them */
             const Py_ssize_t *values = *(Py_ssize_t *const *)(base + field->offset);
-            if (field->nvalues && values == NULL) return 0;
-            for (Py_ssize_t v = 0; v < field->nvalues; v++) {
-                if (values[v] != field->values[v]) return 0;
+            if (field->nvalues && (values == NULL ||
+                                   memcmp(values, field->values, field->nvalues * sizeof(Py_ssize_t)) != 0)) {
+                return 0;
             }
             break;
         }
@@ -287,6 +287,10 @@ static int parse_sizes_spec(PyObject *spec, GuardInstr *ins) {
             operands = 2;
             pushes = 1;
         }
+        else if (op == SZ_INT) {
+            operands = 1;
+            pushes = 1;
+        }
         else if (op == SZ_CONST) {
             operands = 1;
             pushes = 1;
@@ -298,7 +302,7 @@ static int parse_sizes_spec(PyObject *spec, GuardInstr *ins) {
             pops = 2;
             pushes = 1;
         }
-        else if (op >= SZ_EQ && op < SZ_COUNT) {
+        else if (op >= SZ_EQ && op <= SZ_GE) {
             pops = 2;
         }
         else {
@@ -309,7 +313,11 @@ static int parse_sizes_spec(PyObject *spec, GuardInstr *ins) {
             PyErr_SetString(PyExc_ValueError, "sizes program ends inside an operation");
             return -1;
         }
-        if (op == SZ_DIM && (ins->code[pc] < 0 || ins->code[pc] >= ins->nregs || ins->code[pc + 1] < 0)) {
+        if ((op == SZ_DIM || op == SZ_INT) && (ins->code[pc] < 0 || ins->code[pc] >= ins->nregs)) {
+            PyErr_SetString(PyExc_ValueError, "sizes: bad register");
+            return -1;
+        }
+        if (op == SZ_DIM && ins->code[pc + 1] < 0) {
             PyErr_SetString(PyExc_ValueError, "sizes: bad register or dimension");
             return -1;
         }
@@ -349,6 +357,17 @@ static int run_sizes(const GuardInstr *ins, PyObject **regs) {
         }
         if (op == SZ_CONST) {
             stack[sp++] = code[pc++];
+            continue;
+        }
+        if (op == SZ_INT) {
+            PyObject *value = regs[ins->regs[code[pc++]]];
+            if (!PyLong_CheckExact(value)) return 0;
+            Py_ssize_t v = PyLong_AsSsize_t(value);
+            if (v == -1 && PyErr_Occurred()) {
+                PyErr_Clear(); /* too large for a size: not the value it was compiled for */
+                return 0;
+            }
+            stack[sp++] = v;
             continue;
         }
         if (op == SZ_NEG || op == SZ_ABS) {

@@ -223,9 +223,9 @@ class SizeCheck:
 def size_failure(sizes: Any, rerun: Callable[[Any], int]) -> str | None:
     """Which size guard fails, with the sizes seen (`Eq(s0, 8) failed: L['x'].shape[0] is 9`):
     every size guard run again by the Python predicate (the slow path: a recompile)."""
-    check, sources = sizes.predicate(set())
+    check, _ = sizes.predicate(set())
     builder = _ProgramBuilder()
-    registers = tuple(builder.load(AttrSource(source, "shape")) for source in sources)
+    registers = tuple(builder.load(source) for source in sizes.value_sources())
     builder.emit(sizes, "call_many", check, registers)
     program = _C.GuardProgram(builder.instructions, max(len(builder.registers), 1), builder.info)
     return str(sizes) if rerun(program) >= 0 else None
@@ -332,9 +332,9 @@ class _ProgramBuilder:
             for index, (sources, program) in in_c.items():  # relations: a few integer ops in C
                 registers = tuple(self.load(source) for source in sources)
                 self.emit(SizeCheck(sizes, index), "sizes", registers, sizes_spec(program))
-            check, sources = sizes.predicate(self.in_struct, frozenset(in_c))
+            check, _ = sizes.predicate(self.in_struct, frozenset(in_c))
             if check is not None:
-                registers = tuple(self.load(AttrSource(source, "shape")) for source in sources)
+                registers = tuple(self.load(source) for source in sizes.value_sources())
                 self.emit(sizes, "call_many", check, registers)
 
 

@@ -118,6 +118,30 @@ class OutputGraph:
         self.inputs[source] = GraphInput(source, value, variable)
         return variable
 
+    def add_int_input(self, source: Source, symbol: Any) -> Any:
+        """The placeholder of a dynamic int argument, made when the graph first uses its value."""
+        from .variables.symbolic import SymbolicIntVariable
+
+        if source in self.inputs:
+            return self.inputs[source].variable.node
+        with self.graph.inserting_before(self._first_non_placeholder()):
+            node = self.graph.placeholder(_placeholder_name(source))
+        node.meta["val"] = symbol
+        node.meta["source"] = source.name()
+        value = self.shape_env.symbols[symbol].hint
+        self.inputs[source] = GraphInput(source, value, SymbolicIntVariable(self, symbol, node))
+        return node
+
+    def dynamic_int(self, source: Source, value: int) -> VariableTracker | None:
+        """An int argument as a symbol when the shape policy makes it dynamic (None: a constant)."""
+        from .variables.symbolic import SymbolicIntVariable
+
+        if not self.shape_policy.int_is_dynamic(source.name(), value):
+            return None
+        why = "dynamic=True" if self.shape_policy.dynamic else "automatic: its value changed between compiles"
+        symbol = self.shape_env.int_symbol(source, value, why)
+        return None if symbol is None else SymbolicIntVariable(self, symbol)
+
     def _first_non_placeholder(self) -> Any:
         for node in self.graph.nodes:
             if node.op != "placeholder":

@@ -34,14 +34,14 @@ class DynamicShapeError(DynamoError, ValueError):
 class SymbolInfo:
     symbol: sympy.Symbol
     hint: int
-    source: Any  # the array's Source
-    dim: int
+    source: Any  # the array's Source (or the int's, for a dynamic int argument)
+    dim: int | None  # None: the symbol is the int at `source` itself
     marked: bool  # mark_dynamic: specializing it is an error
     why: str = ""  # why the dimension is dynamic (mark_dynamic, dynamic=True, automatic)
 
     @property
     def origin(self) -> str:
-        return f"{self.source.name()}.shape[{self.dim}]"
+        return self.source.name() if self.dim is None else f"{self.source.name()}.shape[{self.dim}]"
 
 
 @dataclass
@@ -67,6 +67,7 @@ class ShapeEnv(SizeOracle):
         self.relations: dict[sympy.Basic, str] = {}  # relation -> note ("" or why it was specialized)
         self.specializations: dict[sympy.Symbol, Specialization] = {}
         self.kept_static: list[str] = []  # dimensions asked to be dynamic that stay static, and why
+        self.scalars: set[Any] = set()  # sources of dynamic int arguments (in `arrays` as (symbol,))
         self._known: dict[sympy.Symbol, sympy.Expr] = {}  # s -> t + 2 (t >= 0), or its value once specialized
         # symbolic sizes at run time (shapes.runtime): graph nodes and generated functions, by expression
         self.size_nodes: dict[sympy.Expr, Any] = {}
@@ -90,7 +91,18 @@ class ShapeEnv(SizeOracle):
         log.debug("%s: shape %s", source.name(), sizes)
         return sizes
 
-    def _new_symbol(self, source: Any, dim: int, hint: int, marked: bool, why: str) -> sympy.Symbol:
+    def int_symbol(self, source: Any, value: int, why: str) -> sympy.Symbol | None:
+        """A symbol for a dynamic int argument (>= 2, like a size), or None when it stays static."""
+        if value < MIN_DYNAMIC_SIZE or len(self.arrays) >= MAX_DYNAMIC_ARRAYS:
+            return None
+        if source in self.arrays:
+            return self.arrays[source][0]
+        symbol = self._new_symbol(source, None, value, False, why)
+        self.arrays[source] = (symbol,)
+        self.scalars.add(source)
+        return symbol
+
+    def _new_symbol(self, source: Any, dim: int | None, hint: int, marked: bool, why: str) -> sympy.Symbol:
         symbol = sympy.Symbol(f"s{len(self.symbols)}", integer=True, positive=True)
         self.symbols[symbol] = SymbolInfo(symbol, int(hint), source, dim, marked, why)
         log.debug("%s = %s (%s; traced with %d)", symbol, self.symbols[symbol].origin, why, hint)
@@ -257,6 +269,8 @@ def _ordered(expr: sympy.Expr, nonneg: bool) -> sympy.Basic:
     const, rest = expr.as_coeff_Add()
     if rest == 0:
         rest, const = expr, sympy.Integer(0)
+    if rest.could_extract_minus_sign():  # 20 - s0 >= 0 -> s0 <= 20
+        return sympy.Le(-rest, const) if nonneg else sympy.Gt(-rest, const)
     return sympy.Ge(rest, -const) if nonneg else sympy.Lt(rest, -const)
 
 

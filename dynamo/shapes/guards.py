@@ -28,6 +28,7 @@ from typing import Any
 
 import sympy
 
+from ..sources import AttrSource
 from .env import MIN_DYNAMIC_SIZE, ShapeEnv
 
 
@@ -45,17 +46,26 @@ class SizeEntry:
 class SizeGuards:
     def __init__(self, env: ShapeEnv) -> None:
         self.sources = list(env.arrays)
-        # per source: its sizes as a struct_is `ssize_pattern` (static sizes, -2 for a symbol >= 2)
+        self.scalars = {source for source in self.sources if source in env.scalars}  # dynamic ints
+        # per array: its sizes as a struct_is `ssize_pattern` (static sizes, -2 for a symbol >= 2)
         self.patterns = {source: tuple(n if isinstance(n, int) else -MIN_DYNAMIC_SIZE for n in shape)
-                         for source, shape in env.arrays.items()}
+                         for source, shape in env.arrays.items() if source not in self.scalars}
+        self.programs: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}  # see c_checks
         self.texts: list[str] = []
         self.places: list[list[tuple[int, int]]] = []  # per entry: the (array, dim) sizes it reads
         self.conditions: list[str] = []
         self.owner: list[Any] = []  # per entry: the array whose own layout it is (None: a relation)
         names: dict[sympy.Symbol, str] = {}
-        where: dict[sympy.Symbol, tuple[int, int]] = {}
+        where: dict[sympy.Symbol, tuple[int, int | None]] = {}
         self.bindings: dict[sympy.Symbol, str] = {}
         for k, (source, shape) in enumerate(env.arrays.items()):
+            if source in self.scalars:  # an int argument: its value is the symbol
+                symbol = shape[0]
+                names[symbol], where[symbol], self.bindings[symbol] = str(symbol), (k, None), f"sh{k}"
+                self.programs[len(self.texts)] = size_program(sympy.Ge(symbol, MIN_DYNAMIC_SIZE), where)
+                self._add(f"{symbol} >= {MIN_DYNAMIC_SIZE}  ({symbol} = {env.symbols[symbol].origin})",
+                          f"{symbol} >= {MIN_DYNAMIC_SIZE}", [(k, None)], source)
+                continue
             for d, size in enumerate(shape):
                 if isinstance(size, int):
                     self._add(f"{source.name()}.shape[{d}] == {size}", f"sh{k}[{d}] == {size}", [(k, d)], source)
@@ -66,7 +76,6 @@ class SizeGuards:
                     self._add(f"{size} >= {MIN_DYNAMIC_SIZE}  ({size} = {env.symbols[size].origin})",
                               f"{size} >= {MIN_DYNAMIC_SIZE}", [(k, d)], source)
         self._slow: dict[str, Any] = {}
-        self.programs: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}  # see c_checks
         for relation, note in env.relations.items():
             places = [where[s] for s in sorted(relation.free_symbols, key=str) if s in where]
             try:
@@ -86,6 +95,10 @@ class SizeGuards:
         self.source = ""
         self.check = self.predicate(set())[0]
 
+    def value_sources(self) -> list[Any]:
+        """What the predicate takes per source: an array's shape, a dynamic int itself."""
+        return [source if source in self.scalars else AttrSource(source, "shape") for source in self.sources]
+
     def c_checks(self) -> dict[int, tuple[tuple[Any, ...], tuple[int, ...]]]:
         """The relations the guard program checks in C (its `sizes` instruction): entry index ->
         (the arrays it reads, the program over them)."""
@@ -95,8 +108,7 @@ class SizeGuards:
         """(the generated check, the sources whose shapes it takes), leaving out what the
         struct_is instructions of the arrays in `in_struct` check already and the relations in
         `in_c`; (None, []) if nothing is left. Compiled here, once per compiled entry."""
-        todo = [i for i, owner in enumerate(self.owner)
-                if (owner is None and i not in in_c) or (owner is not None and owner not in in_struct)]
+        todo = [i for i, owner in enumerate(self.owner) if i not in in_c and (owner is None or owner not in in_struct)]
         if not todo:
             return None, []
         args = ", ".join(f"sh{k}" for k in range(len(self.sources)))
@@ -130,6 +142,9 @@ class SizeGuards:
         index, shapes = self.last_failure
         seen = []
         for k, d in self.places[index]:
+            if d is None:
+                seen.append(f"{self.sources[k].name()} is {shapes[k]!r}")
+                continue
             shape = shapes[k]
             size = shape[d] if d < len(shape) else "missing"
             seen.append(f"{self.sources[k].name()}.shape[{d}] is {size}")
@@ -138,12 +153,13 @@ class SizeGuards:
 
 # csrc/guards.c SizeOp
 _SZ = {name: code for code, name in enumerate(
-    ("dim", "const", "add", "mul", "floordiv", "mod", "neg", "abs", "min", "max", "eq", "ne", "lt", "le", "gt", "ge"))}
+    ("dim", "const", "add", "mul", "floordiv", "mod", "neg", "abs", "min", "max", "eq", "ne", "lt", "le", "gt", "ge",
+     "int"))}
 _SZ_RELATIONS = {sympy.Eq: "eq", sympy.Ne: "ne", sympy.Lt: "lt", sympy.Le: "le", sympy.Gt: "gt", sympy.Ge: "ge"}
 _SZ_STACK = 16  # SIZES_STACK
 
 
-def size_program(relation: sympy.Basic, where: dict[sympy.Symbol, tuple[int, int]]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def size_program(relation: sympy.Basic, where: dict[sympy.Symbol, tuple[int, int | None]]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(the arrays it reads, the csrc `sizes` program) of one relation; NotImplementedError when
     it has no such program (then the Python predicate checks it)."""
     kind = _SZ_RELATIONS.get(type(relation))
@@ -169,7 +185,10 @@ def size_program(relation: sympy.Basic, where: dict[sympy.Symbol, tuple[int, int
             k, d = where[e]
             if k not in arrays:
                 arrays.append(k)
-            push(_SZ["dim"], arrays.index(k), d, change=1)
+            if d is None:  # a dynamic int argument
+                push(_SZ["int"], arrays.index(k), change=1)
+            else:
+                push(_SZ["dim"], arrays.index(k), d, change=1)
         elif isinstance(e, (sympy.Add, sympy.Mul, sympy.Min, sympy.Max)):
             if isinstance(e, sympy.Mul) and any(not a.is_integer for a in e.args):
                 raise NotImplementedError(e)

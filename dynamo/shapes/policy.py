@@ -94,6 +94,15 @@ class ShapePolicy:
         """Why a dimension not marked with mark_dynamic is dynamic under this policy."""
         return "dynamic=True" if self.dynamic is True else "automatic: its size changed between compiles"
 
+    def int_is_dynamic(self, name: str, value: int) -> bool:
+        """Whether the int argument at `name` is a symbol: dynamic=True, or (automatic) once it
+        has had a second value; never with dynamic=False."""
+        if self.dynamic is not None:
+            return self.dynamic
+        if not config.automatic_dynamic_shapes or self.state is None or self.code is None:
+            return False
+        return bool(self.state.observe(self.code, f"{name} (int)", (value,)))
+
     def dynamic_dims(self, name: str, value: np.ndarray) -> tuple[set[int], set[int]]:
         """(dynamic dims, those of them marked with mark_dynamic) for the input array `value`."""
         if self.dynamic is False or value.ndim == 0:

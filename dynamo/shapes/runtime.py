@@ -2,12 +2,14 @@
 (`x.shape[0] // 2` as an argument of np.zeros), and bytecode that rebuilds one as a Python int.
 
 Both are written from the sympy expression, not from the user's arithmetic: `s0` is
-`x.shape[0]` of the array the symbol came from, and the rest is exact integer arithmetic.
+`x.shape[0]` of the array the symbol came from (or a dynamic int argument, a graph input of its
+own), and the rest is exact integer arithmetic.
 """
 from __future__ import annotations
 
 import builtins
 import operator
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -36,6 +38,8 @@ def size_node(output: "OutputGraph", expr: Any) -> Any:
 def _build(output: "OutputGraph", expr: sympy.Expr) -> Any:
     env = output.shape_env
     make = lambda target, *args: output.create_node("call_function", target, args, {}, expr)  # noqa: E731
+    if isinstance(expr, sympy.Symbol) and env.symbols[expr].dim is None:  # a dynamic int: a graph input
+        return output.add_int_input(env.symbols[expr].source, expr)
     if isinstance(expr, sympy.Symbol):
         info = env.symbols[expr]
         placeholder = output.inputs[info.source].variable.node
@@ -60,7 +64,9 @@ def _build(output: "OutputGraph", expr: sympy.Expr) -> Any:
         return make(operator.floordiv, go(num), go(den))
     if isinstance(expr, sympy.ceiling):  # -((-num) // den), as python_source writes it
         num, den = sympy.fraction(sympy.together(expr.args[0]))
-        return make(operator.neg, make(operator.floordiv, go(-num), go(den)))
+        inner = output.create_node("call_function", operator.floordiv, (go(-num), go(den)), {},
+                                   sympy.floor(-num / den))
+        return make(operator.neg, inner)
     if isinstance(expr, (sympy.Min, sympy.Max, sympy.Abs)):
         fn = {sympy.Min: builtins.min, sympy.Max: builtins.max, sympy.Abs: builtins.abs}[type(expr)]
         return make(fn, *[go(a) for a in expr.args])
@@ -68,18 +74,14 @@ def _build(output: "OutputGraph", expr: sympy.Expr) -> Any:
 
 
 def emit_size(codegen: "PyCodegen", env: "ShapeEnv", expr: Any) -> None:
-    """Bytecode leaving the int `expr` on the stack, computed from the input arrays' shapes (a
-    symbol is `x.shape[d]`) with Python's own integer operators."""
+    """Bytecode leaving the int `expr` on the stack, computed with Python's own integer operators
+    from its symbols (`x.shape[d]`, or a dynamic int argument), each read once at entry."""
     expr = sympy.sympify(expr)
     go = lambda e: emit_size(codegen, env, e)  # noqa: E731
     if expr.is_Integer:
         codegen.load_const(int(expr))
     elif isinstance(expr, sympy.Symbol):
-        info = env.symbols[expr]
-        codegen.load_source(info.source)
-        codegen.load_attr("shape")
-        codegen.load_const(info.dim)
-        codegen.binary_subscr()
+        codegen.append(Instr("LOAD_FAST", _symbol_local(codegen, env, expr)))
     elif isinstance(expr, (sympy.Add, sympy.Mul)):
         first, *rest = expr.args
         go(first)
@@ -109,6 +111,31 @@ def emit_size(codegen: "PyCodegen", env: "ShapeEnv", expr: Any) -> None:
         codegen.end_call(len(expr.args))
     else:
         raise NotImplementedError(f"no code for the size {expr}")
+
+
+# per body being generated: the locals holding the symbols' values (see _symbol_local)
+_entry_locals: "weakref.WeakKeyDictionary[PyCodegen, dict[sympy.Symbol, str]]" = weakref.WeakKeyDictionary()
+
+
+def _symbol_local(codegen: "PyCodegen", env: "ShapeEnv", symbol: sympy.Symbol) -> str:
+    """A local holding the symbol's value, read at the very start of the code being generated:
+    later, the side effects being replayed may have rebound what its source names (a global
+    incremented, an attribute replaced), and the int must be the one the program read."""
+    from ..codegen import PyCodegen
+
+    names = _entry_locals.setdefault(codegen, {})
+    if symbol not in names:
+        names[symbol] = f"___size_{symbol}"
+        info = env.symbols[symbol]
+        read = PyCodegen(codegen.code)
+        read.load_source(info.source)
+        if info.dim is not None:  # an array's size, else a dynamic int itself
+            read.load_attr("shape")
+            read.load_const(info.dim)
+            read.binary_subscr()
+        read.append(Instr("STORE_FAST", names[symbol]))
+        codegen.instructions[0:0] = read.instructions
+    return names[symbol]
 
 
 def supported(expr: Any) -> bool:

@@ -84,6 +84,8 @@ class VariableBuilder:
 
     def wrap_constant(self, value: Any, source: Source) -> VariableTracker:
         self.guard(source, GuardKind.TYPE_IS, type(value))
+        if type(value) is int and (symbolic := self.output.dynamic_int(source, value)) is not None:
+            return symbolic  # a dynamic int: its size guards replace the value guard
         if value is not None and type(value) is not type(Ellipsis):
             self.guard_value(source, value)
         return ConstantVariable(value, source=source)

@@ -67,7 +67,7 @@ class SymbolicIntVariable(VariableTracker):
         super().__init__(**kwargs)
         self.output = output
         self.expr = expr
-        self._node = node
+        self.node = node
 
     @staticmethod
     def create(output: "OutputGraph", value: Any, node: Any = None) -> VariableTracker:
@@ -138,12 +138,12 @@ class SymbolicIntVariable(VariableTracker):
     def as_graph_argument(self) -> Any:
         from ..shapes.runtime import size_node
 
-        if self._node is None:
+        if self.node is None:
             try:
-                self._node = size_node(self.output, self.expr)
+                self.node = size_node(self.output, self.expr)
             except NotImplementedError:  # an expression with no exact integer code: its value
-                self._node = self.specialize("a size passed to a NumPy operation")
-        return self._node
+                self.node = self.specialize("a size passed to a NumPy operation")
+        return self.node
 
     # ---- leaving the graph --------------------------------------------------------------------------
     def reconstruct(self, codegen: "PyCodegen") -> None:

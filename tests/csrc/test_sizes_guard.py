@@ -66,3 +66,12 @@ def test_overflow_fails_the_check_instead_of_wrapping():
 def test_bad_programs_are_rejected_when_built(code):
     with pytest.raises(ValueError):
         _C.GuardProgram([("load_arg", 0, 0), ("sizes", (0,), sizes_spec(code))], 1)
+
+
+def test_a_dynamic_int_argument_is_read_as_an_exact_int():
+    arrays, code = size_program(sympy.Eq(s0, s1), {s0: (0, None), s1: (1, 1)})  # s0 is the int itself
+    prog = _C.GuardProgram([("load_arg", 0, 0), ("load_arg", 1, 1), ("sizes", arrays, sizes_spec(code))], 2)
+    assert prog.check((4, np.zeros((1, 4))), {}) == -1
+    assert prog.check((5, np.zeros((1, 4))), {}) == 2
+    for other in (4.0, True, 2 ** 70, "4", np.int64(4)):
+        assert prog.check((other, np.zeros((1, 4))), {}) == 2, other

@@ -182,3 +182,50 @@ def test_isinstance_of_a_size_does_not_specialize():
 
     compiled = run_sizes(f, [((5,),), ((6,),), ((7,),)])
     assert len(frames(compiled)) == 1
+
+
+def test_an_int_argument_that_changes_becomes_dynamic():
+    def f(x, n):
+        return x[:n] * n + np.zeros(n).sum(), n * 2, n // 3
+
+    compiled = dynamo.compile(f, backend="eager")
+    x = np.arange(20.0)
+    for n in range(3, 15):
+        assert same_value(compiled(x, n), f(x, n))
+    assert len(frames(compiled)) == 2 and fallbacks(compiled) == []
+    assert "s0 >= 2  (s0 = L['n'])" in size_guards(compiled)
+    assert "s0 <= 20" in size_guards(compiled)  # x[:n] is n long only up to 20
+    for n in (0, 1, 25):  # 0 and 1 stay constants; 25 fails s0 <= 20
+        assert same_value(compiled(x, n), f(x, n))
+
+
+def test_a_size_live_at_a_graph_break_compiles_the_resume_function_twice():
+    def f(x):
+        n = x.shape[0] * 2 - 1
+        print("between graphs")
+        return x * n, n
+
+    compiled = dynamo.compile(f, backend="eager")
+    for k in range(5, 12):
+        x = np.arange(float(k))
+        assert same_value(compiled(x), f(x))
+    names = [code.co_qualname for code, _ in compiled._dynamo_callback.compiled_frames]
+    assert len(names) == 4 and sum("<resume at" in name for name in names) == 2, names
+
+
+def test_a_size_is_the_value_read_even_when_its_source_is_replaced_later():
+    class Box:
+        pass
+
+    def f(box):
+        n = box.data.shape[0] + 1
+        box.data = np.zeros(3)
+        box.n = n
+        return n
+
+    compiled = dynamo.compile(f, backend="eager", dynamic=True)
+    for k in (5, 7, 9):
+        plain, traced = Box(), Box()
+        plain.data, traced.data = np.ones(k), np.ones(k)
+        assert compiled(traced) == f(plain) == k + 1
+        assert traced.n == plain.n == k + 1 and traced.data.shape == (3,)
