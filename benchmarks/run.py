@@ -30,6 +30,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--only", nargs="*", default=None, help="workload module names to run")
     parser.add_argument("--no-peers", action="store_true", help="skip numexpr and Numba")
     parser.add_argument("--budget", type=float, default=None, help="seconds of timed rounds per workload")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="also time the numpy backend compiled with dynamic=True (column 'dynamic')")
     return parser.parse_args()
 
 
@@ -116,7 +118,7 @@ def peer_callables(workload, use_peers: bool) -> dict:
     return peers
 
 
-def run_workload(workload, quick: bool, use_peers: bool, budget: float) -> dict:
+def run_workload(workload, quick: bool, use_peers: bool, budget: float, dynamic: bool = False) -> dict:
     import numpy as np
 
     import dynamo
@@ -140,6 +142,13 @@ def run_workload(workload, quick: bool, use_peers: bool, budget: float) -> dict:
         candidates[name] = (lambda c: lambda: c(*args))(compiled)
         if name == "numpy":
             row["notes"].extend(fallback_reasons(compiled))
+    if dynamic:  # every size symbolic from the first call: one artifact for any size
+        compiled = dynamo.compile(workload.fn, backend="numpy", dynamic=True)
+        start = time.perf_counter()
+        result = compiled(*args)
+        row["first_call_s"]["dynamic"] = time.perf_counter() - start
+        row["ok"]["dynamic"] = same_result(result, expected, exact=True)
+        candidates["dynamic"] = (lambda c: lambda: c(*args))(compiled)
     for name, peer in peer_callables(workload, use_peers).items():
         start = time.perf_counter()
         try:
@@ -213,10 +222,10 @@ def main() -> None:
     rows = []
     start = time.perf_counter()
     for module in modules:
-        row = run_workload(module, options.quick, not options.no_peers, budget)
+        row = run_workload(module, options.quick, not options.no_peers, budget, options.dynamic)
         rows.append(row)
         print(f"  {row['workload']}: done ({time.perf_counter() - start:.0f} s)", flush=True, file=sys.stderr)
-    columns = [c for c in (*BACKENDS, *PEERS) if any(c in r["speedup"] for r in rows)]
+    columns = [c for c in (*BACKENDS, "dynamic", *PEERS) if any(c in r["speedup"] for r in rows)]
     print(format_table(rows, bandwidth, columns))
     notes = [(r["workload"], n) for r in rows for n in r["notes"]]
     wrong = [(r["workload"], name) for r in rows for name, ok in r["ok"].items() if not ok]

@@ -1,5 +1,5 @@
-/* CompiledFunction: what compile(fn) returns. Its call turns the hook on for the duration and,
- * for plain positional calls, checks the cache before any frame exists (the fast path). */
+/* CompiledFunction: what compile(fn) returns. Its call checks the cache before any frame exists
+ * when the arguments bind to plain parameters (the fast path), and turns the hook on around it. */
 #include "dynamo_c.h"
 
 #include <structmember.h>

@@ -230,10 +230,11 @@ static int struct_matches(const GuardInstr *ins, PyObject *value) {
             if (*(const int *)(base + field->offset) != field->expected_int) return 0;
             break;
         case FIELD_SSIZE_ARRAY: {
+            /* a loop, not memcmp: shapes are a few words, and a libc call costs more than them */
             const Py_ssize_t *values = *(Py_ssize_t *const *)(base + field->offset);
-            if (field->nvalues && (values == NULL ||
-                                   memcmp(values, field->values, field->nvalues * sizeof(Py_ssize_t)) != 0)) {
-                return 0;
+            if (field->nvalues && values == NULL) return 0;
+            for (Py_ssize_t v = 0; v < field->nvalues; v++) {
+                if (values[v] != field->values[v]) return 0;
             }
             break;
         }

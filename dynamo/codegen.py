@@ -1,5 +1,5 @@
 """PyCodegen: emits the bytecode of transformed code with the `bytecode` package: load graph
-inputs, call the compiled graph, rebuild the values the frame returns, replay side effects."""
+inputs, run the compiled graph (inline or called), rebuild the values returned, replay side effects."""
 from __future__ import annotations
 
 import types

@@ -209,7 +209,7 @@ def plan_buffers(steps: list[Step], infos: dict[Node, NodeInfo], sizes: Sizes) -
             meta = _meta(own.owner) if own.owner is not None else None
             if own.reusable and meta is not None and id(own) not in taken:
                 pool[(meta.shape, meta.dtype)].append(own)
-    split = {k.name: plan_split(k, infos) for k in kernels}
+    split = {k.name: plan_split(k, infos, sizes) for k in kernels}
     scratch = {k.name: plan_scratch(k, infos, split[k.name]) for k in kernels}
     elided = {}
     for index, step in enumerate(steps):

@@ -240,6 +240,8 @@ class SourceWriter(CodeGen):
         parts = [size_source(b, names) for b in member_bytes]
         big = parts[0] if len(parts) == 1 else f"max({', '.join(parts)})"
         checks = [f"{big} >= {minimum}"]
+        for size, value in self.plan.buffers.split[kernel.name].assumed.items():
+            checks.append(f"{size_source(size, self._sizes([size]))} == {value}")  # split into `value` components
         extent = size_source(kernel.extent, self._sizes([kernel.extent]))
         seen = {extent}
         infos = self.plan.infos

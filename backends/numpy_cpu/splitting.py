@@ -9,12 +9,14 @@ from __future__ import annotations
 import functools
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ...fx_ir import Node, TensorMeta
 from .analysis import NodeInfo, Role
 from .scheduling import Kernel
+from .sizes import Sizes
 
 MAX_COMPONENTS = 4
 _CHAINS = {"sum": np.add, "norm": np.add, "max": np.maximum, "amax": np.maximum,
@@ -23,10 +25,15 @@ _CHAINS = {"sum": np.add, "norm": np.add, "max": np.maximum, "amax": np.maximum,
 
 @dataclass
 class Split:
-    """`components[m]`: member m is held as that many arrays; `reductions[r]`: r reduces a split member."""
+    """`components[m]`: member m is held as that many arrays; `reductions[r]`: r reduces a split member.
+
+    `assumed`: symbolic sizes split as their example value; the kernel runs blocked only when they
+    have that value at run time (its straight code serves every other size).
+    """
 
     components: dict[Node, int] = field(default_factory=dict)
     reductions: dict[Node, str] = field(default_factory=dict)
+    assumed: dict[Any, int] = field(default_factory=dict)
 
 
 def _meta(node: Node) -> TensorMeta:
@@ -65,12 +72,13 @@ def chain_matches_numpy(kind: str, n: int, dtype: np.dtype) -> bool:
         np.array_equal(np.signbit(expected), np.signbit(chained)))
 
 
-def _short(size: object) -> bool:
-    """A static last axis of 2 to 4 (a symbolic one may be any size at run time)."""
-    return isinstance(size, int) and 2 <= size <= MAX_COMPONENTS
+def _short(size: Any, sizes: Sizes) -> int | None:
+    """The length of a last axis of 2 to 4 (a symbolic one: its example value), else None."""
+    value = size if isinstance(size, int) else sizes.hint(size)
+    return value if 2 <= value <= MAX_COMPONENTS else None
 
 
-def _reduction_kind(info: NodeInfo) -> str | None:
+def _reduction_kind(info: NodeInfo, sizes: Sizes) -> str | None:
     if info.role != Role.REDUCTION or info.reduction not in _CHAINS:
         return None
     node = info.node
@@ -78,27 +86,28 @@ def _reduction_kind(info: NodeInfo) -> str | None:
     if not isinstance(source, Node) or len(info.reduced_axes) != 1:
         return None
     meta = _meta(source)
-    if (info.reduced_axes[0] != meta.ndim - 1 or meta.dtype not in (np.float32, np.float64)
-            or not _short(meta.shape[-1])):
+    length = _short(meta.shape[-1], sizes)
+    if info.reduced_axes[0] != meta.ndim - 1 or meta.dtype not in (np.float32, np.float64) or length is None:
         return None
     if info.reduction in ("sum", "norm") and (node.kwargs.get("dtype") is not None or info.array is None
                                               or info.array.dtype != meta.dtype):
         return None
-    if not chain_matches_numpy(info.reduction, meta.shape[-1], meta.dtype):
+    if not chain_matches_numpy(info.reduction, length, meta.dtype):
         return None
     return info.reduction
 
 
-def plan_split(kernel: Kernel, infos: dict[Node, NodeInfo]) -> Split:
+def plan_split(kernel: Kernel, infos: dict[Node, NodeInfo], sizes: Sizes) -> Split:
     """Members with a short last axis whose every reader can take components: split them."""
     outputs = set(kernel.outputs)
     candidates: dict[Node, int] = {}
     for member in kernel.members:
         meta = _meta(member)
-        if (infos[member].role in (Role.UFUNC, Role.POWER) and member not in outputs and meta.ndim >= 2
-                and _short(meta.shape[-1]) and kernel.axis[member] != meta.ndim - 1):
-            candidates[member] = meta.shape[-1]
-    kinds = {m: _reduction_kind(infos[m]) for m in kernel.members}
+        length = _short(meta.shape[-1], sizes) if meta.ndim >= 2 else None
+        if (infos[member].role in (Role.UFUNC, Role.POWER) and member not in outputs and length is not None
+                and kernel.axis[member] != meta.ndim - 1):
+            candidates[member] = length
+    kinds = {m: _reduction_kind(infos[m], sizes) for m in kernel.members}
     changed = True
     while changed:
         changed = False
@@ -111,4 +120,10 @@ def plan_split(kernel: Kernel, infos: dict[Node, NodeInfo]) -> Split:
                 break
     # every remaining candidate ends in a reduction: its users are candidates or split reductions
     reductions = {m: k for m, k in kinds.items() if k is not None and m.args[0] in candidates}
-    return Split(candidates, reductions)
+    assumed: dict[Any, int] = {}
+    for member in candidates:  # the split axis of each member, and of the operands lined up with it
+        for node in (member, *member.all_input_nodes):
+            meta = node.meta.get("val")
+            if isinstance(meta, TensorMeta) and meta.ndim > 0 and not isinstance(meta.shape[-1], int):
+                assumed[meta.shape[-1]] = sizes.hint(meta.shape[-1])
+    return Split(candidates, reductions, assumed)

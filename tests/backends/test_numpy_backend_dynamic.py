@@ -257,3 +257,22 @@ def test_python_ints_computed_from_sizes_join_kernels() -> None:
     assert len(recorder.compiled) == 1
     (kernel,) = recorder.compiled[0].plan.kernels
     assert len(kernel.members) == 4, recorder.compiled[0].source
+
+
+def kmeans_step(X, means):
+    return np.argmin(np.linalg.norm(X - means[:, None], axis=2), axis=0)
+
+
+def test_a_short_symbolic_axis_is_split_as_its_example_length() -> None:
+    recorder = Recorder(ALWAYS)
+    compiled = dynamo.compile(kmeans_step, backend=recorder, dynamic=True)
+    for n, k, d in [(50, 3, 2), (400, 5, 2), (300, 4, 3), (2, 2, 2), (90, 2, 5)]:
+        rng = np.random.default_rng(n + d)
+        X, means = rng.standard_normal((n, d)), rng.standard_normal((k, d))
+        _run_both(kmeans_step, compiled, lambda X=X, means=means: (X, means))
+    assert len(recorder.compiled) == 1
+    plan = recorder.compiled[0].plan
+    (kernel,) = plan.kernels
+    split = plan.buffers.split[kernel.name]
+    assert split.components and set(split.assumed.values()) == {2}
+    assert " == 2 and " in recorder.compiled[0].source

@@ -1,0 +1,90 @@
+"""A pytest plugin that runs every test body compiled (`pytest -p dynamo.pytest_plugin`), with
+`--dynamo-backend=NAME`, and ends the run with a summary of what dynamo made of the suite.
+
+Only the test call itself runs under `dynamo.enable()` (fixtures and collection run plain), so a
+test fails compiled where it passes plain exactly when the compiled code behaves differently.
+The summary counts what dynamo records for every frame it saw: frames compiled, graphs, graph
+breaks, frames that ran uncompiled, and the most frequent reasons.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from . import api
+from .exc import InvalidBackend
+from .explain import GRAPH_BREAK, UNCOMPILED, BreakReason
+
+_REASONS_SHOWN = 5
+
+
+def pytest_addoption(parser: Any) -> None:
+    group = parser.getgroup("dynamo", "run every test body compiled by dynamo")
+    group.addoption("--dynamo-backend", default="numpy", metavar="NAME",
+                    help="the backend test bodies are compiled for: numpy (default), eager, or any registered name")
+
+
+def pytest_configure(config: Any) -> None:
+    backend = config.getoption("--dynamo-backend")
+    try:
+        callback = api.callback_for(backend, False, None)
+    except InvalidBackend as error:
+        raise pytest.UsageError(f"--dynamo-backend: {error}") from None
+    config.pluginmanager.register(_CompiledTests(backend, callback), "dynamo-compiled-tests")
+
+
+class _CompiledTests:
+    """Runs each test call under the callback and tallies what it compiled, test by test (a
+    suite may call dynamo.reset(), which forgets the frames recorded so far)."""
+
+    def __init__(self, backend: str, callback: Any) -> None:
+        self.backend = backend
+        self.callback = callback
+        self.context = api._CallbackContext(callback)
+        self.seen = 0  # frames of callback.compiled_frames already tallied
+        self.counts: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: Any) -> Any:
+        with self.context:
+            yield
+        self._tally()
+
+    def _tally(self) -> None:
+        frames = self.callback.compiled_frames
+        if len(frames) < self.seen:  # dynamo.reset() during the test: all of them are new
+            self.seen = 0
+        for code, compiled in frames[self.seen:]:
+            self.counts["graphs"] += len(compiled.graphs)
+            self.counts["graph breaks"] += len(compiled.breaks)
+            for error in compiled.breaks:
+                self.reasons[_reason_text(BreakReason.from_unsupported(error, code.co_qualname, False))] += 1
+            if compiled.fallback_reason is None:
+                self.counts["frames compiled"] += 1
+                continue
+            reason = BreakReason.from_unsupported(compiled.fallback_reason, code.co_qualname, True,
+                                                  getattr(compiled, "python_until", None))
+            self.counts["frames uncompiled" if reason.kind == UNCOMPILED else "parts run in Python"] += 1
+            self.reasons[_reason_text(reason)] += 1
+        self.seen = len(frames)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        self._tally()
+        write = terminalreporter.write_line
+        terminalreporter.write_sep("=", f"dynamo ({self.backend} backend)")
+        order = ("frames compiled", "graphs", "graph breaks", "parts run in Python", "frames uncompiled")
+        write(", ".join(f"{name}: {self.counts[name]}" for name in order))
+        if self.reasons:
+            write(f"most frequent reasons (of {sum(self.reasons.values())}):")
+            for text, count in self.reasons.most_common(_REASONS_SHOWN):
+                write(f"  {count:6d}  {text}")
+
+
+def _reason_text(reason: BreakReason) -> str:
+    where = f" ({reason.filename}:{reason.lineno})" if reason.location is not None else ""
+    kind = "" if reason.kind == GRAPH_BREAK else f"[{reason.kind}] "
+    explanation = reason.explanation if len(reason.explanation) <= 120 else reason.explanation[:117] + "..."
+    return f"{kind}{reason.category}: {explanation}{where}"

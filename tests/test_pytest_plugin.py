@@ -1,0 +1,107 @@
+"""`pytest -p dynamo.pytest_plugin` in a subprocess: test bodies run compiled, outcomes are those
+of the plain run, the summary counts frames, graphs and breaks, and a bad backend is a usage
+error; slow: NumPy's own lib test modules pass compiled exactly where they pass plain."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SAMPLE_TESTS = '''
+import numpy as np
+import pytest
+
+CALLS = []
+
+
+def scaled(x, k):
+    return np.sqrt(x * k + 1.0).sum()
+
+
+def test_graph_of_numpy_code():
+    x = np.arange(6.0)
+    assert scaled(x, 2.0) == np.sqrt(x * 2.0 + 1.0).sum()
+
+
+def test_break_on_data_and_side_effects():
+    x = np.linspace(-1.0, 1.0, 5)
+    if x.max() > 0:  # a branch on array data: a graph break
+        CALLS.append(float(x.sum()))
+    assert CALLS == [0.0]
+
+
+def test_exception_reaches_pytest_raises():
+    with pytest.raises(ValueError, match="operands could not be broadcast"):
+        np.ones(3) + np.ones(4)
+
+
+def test_failure_is_reported():
+    assert np.arange(3).sum() == 4
+'''
+
+
+def run_pytest(path, *options):
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", *options, str(path)],
+                          cwd=path if os.path.isdir(path) else os.path.dirname(path), capture_output=True, text=True,
+                          timeout=900, env={**os.environ, "PYTHONPATH": ROOT, "PYTHONWARNINGS": "ignore"})
+
+
+def outcomes(result):
+    """{test id: PASSED/FAILED/SKIPPED/...} from the -rA short summary."""
+    found = {}
+    for line in result.stdout.splitlines():
+        match = re.match(r"(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)", line)
+        if match:
+            found[match.group(2)] = match.group(1)
+    return found
+
+
+@pytest.fixture
+def sample(tmp_path):
+    path = tmp_path / "test_sample.py"
+    path.write_text(SAMPLE_TESTS)
+    return path
+
+
+def test_bodies_run_compiled_with_the_outcomes_of_the_plain_run(sample):
+    plain = run_pytest(sample)
+    compiled = run_pytest(sample, "-p", "dynamo.pytest_plugin", "--dynamo-backend=eager")
+    assert outcomes(compiled) == outcomes(plain)
+    assert outcomes(plain)["test_sample.py::test_failure_is_reported"] == "FAILED"
+    assert list(outcomes(plain).values()).count("PASSED") == 3
+    assert "dynamo" not in plain.stdout
+    summary = compiled.stdout.split("dynamo (eager backend)", 1)[1]
+    counts = dict(part.split(": ") for part in summary.splitlines()[1].split(", "))
+    assert int(counts["frames compiled"]) >= 4 and int(counts["graphs"]) >= 2
+    assert int(counts["graph breaks"]) >= 1
+    assert "most frequent reasons" in summary and "test_sample.py:" in summary
+
+
+def test_unknown_backend_is_a_usage_error(sample):
+    result = run_pytest(sample, "-p", "dynamo.pytest_plugin", "--dynamo-backend=no-such-backend")
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "--dynamo-backend" in result.stderr and "no-such-backend" in result.stderr
+
+
+# NumPy's lib test modules that run in a few seconds plain; copied out of site-packages, which
+# dynamo never compiles, so that their test bodies are compiled
+NUMPY_LIB_TESTS = ("test_ufunclike.py", "test_type_check.py", "test_stride_tricks.py")
+
+
+@pytest.mark.slow
+def test_numpy_lib_tests_pass_compiled_where_they_pass_plain(tmp_path):
+    source = os.path.join(os.path.dirname(np.__file__), "lib", "tests")
+    for name in NUMPY_LIB_TESTS:
+        if not os.path.exists(os.path.join(source, name)):
+            pytest.skip(f"this NumPy ships no lib/tests/{name}")
+        shutil.copy(os.path.join(source, name), tmp_path / name)
+    plain = run_pytest(tmp_path)
+    compiled = run_pytest(tmp_path, "-p", "dynamo.pytest_plugin")
+    assert outcomes(plain), plain.stdout[-2000:]
+    assert outcomes(compiled) == outcomes(plain), compiled.stdout[-4000:]
+    assert "dynamo (numpy backend)" in compiled.stdout
