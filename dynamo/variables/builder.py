@@ -40,6 +40,10 @@ def wrap_constant_result(value: Any) -> VariableTracker:
     unsupported(Category.UNSUPPORTED_VALUE, f"a {type(value).__name__} computed while tracing")
 
 
+# Objects of one type with tracked identity (lists, dicts, user objects) one trace may read
+_TRACKED_PER_TYPE = 64
+
+
 class VariableBuilder:
     """Wraps one real value reached through `source`, installing the guards its kind needs."""
 
@@ -67,7 +71,12 @@ class VariableBuilder:
             self._by_identity[id(value)] = (value, variable)
             if variable.identity_is_tracked():
                 # and two objects (a mutation through one is not seen through the other) must
-                # stay two objects
+                # stay two objects: one guard per pair, so their number is bounded
+                if len(self._tracked_sources.get(type(value), ())) >= _TRACKED_PER_TYPE:
+                    unsupported(Category.UNSUPPORTED_VALUE,
+                                f"more than {_TRACKED_PER_TYPE} {type(value).__qualname__} objects read from the frame "
+                                "(each pair would need a guard that they are two objects)",
+                                "loop over such a collection outside the compiled function, or accept that it runs in Python")
                 for other in self._tracked_sources.setdefault(type(value), []):
                     self.guard(source, GuardKind.DISTINCT_FROM, other)
                 self._tracked_sources[type(value)].append(source)

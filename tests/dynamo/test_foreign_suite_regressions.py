@@ -161,3 +161,32 @@ def test_attribute_read_before_a_break_keeps_its_old_value():
     first, second = labelled([1.0], "old").view(Relabel), labelled([1.0], "old").view(Relabel)
     first.label = second.label = "old"
     assert compiled(first) == f(second) == ("old", "new")
+
+
+class Case:
+    def __init__(self, i):
+        self.i = i
+        self.tags = {"odd"} if i % 2 else {"even"}
+
+
+def test_loop_over_thousands_of_objects_compiles_in_bounded_time():
+    # every pair of objects read from the frame needs a guard that they are two objects: past a
+    # bound the read gives up and the loop runs in Python (this took minutes for 16k objects)
+    import time
+
+    cases = [Case(i) for i in range(4000)]
+
+    def f(cases, require):
+        total = 0
+        for case in cases:
+            if case.tags & require != require:
+                continue
+            total += case.i
+        return total
+
+    compiled, _ = compile_with_counter(f)
+    start = time.perf_counter()
+    assert compiled(cases, {"odd"}) == f(cases, {"odd"})
+    assert time.perf_counter() - start < 20
+    few = cases[:10]
+    assert compiled(few, {"even"}) == f(few, {"even"})
