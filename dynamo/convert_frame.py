@@ -187,11 +187,12 @@ class ConvertFrame:
             if any(self._check(frame, e) < 0 for e in entries):
                 return None
             if entries:
-                self.recompiles.append((code, self._failures(frame, entries)))
-                self._log_recompile(frame, entries)
                 if len(entries) >= config.cache_size_limit:
+                    # past the limit a miss is frequent: nothing recorded, reasons formatted once
                     self._warn_cache_limit(frame, entries)
                     return None
+                self.recompiles.append((code, self._failures(frame, entries)))
+                self._log_recompile(frame, entries)
             compiled = self.compile_frame(frame)
         self.compiled_frames.append((code, compiled))
         if guards_log.isEnabledFor(logging.DEBUG):
