@@ -180,7 +180,7 @@ class Lowerer:
     def lower_node(self, node: Node) -> None:
         try:
             value = self.lower_call(node)
-        except (Unsupported, NotImplementedError, ValueError, TypeError, IndexError) as exc:
+        except (Unsupported, NotImplementedError, ValueError, TypeError, IndexError, OverflowError) as exc:
             self.fallback(node, str(exc) or type(exc).__name__)
             return
         self.env[node] = value

@@ -34,6 +34,12 @@ def operand_type(x: Any) -> Any:
 def as_value(x: Any, dtype: Any) -> TensorValue:
     if isinstance(x, TensorValue):
         return x
+    dtype = np.dtype(dtype)
+    if isinstance(x, int) and not isinstance(x, bool) and dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= x <= info.max:
+            # NumPy compares such a value exactly and raises for arithmetic: leave both to NumPy
+            raise Unsupported(f"the Python int {x} does not fit the loop's {dtype}")
     if isinstance(x, (*PY_SCALARS, np.generic)):
         return constant_value(x, dtype)
     raise Unsupported(f"operand of type {type(x).__name__}")
@@ -92,7 +98,7 @@ def lower_ufunc_call(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict
     if set(extra) - {"dtype", "casting"} or "out" in extra:
         raise Unsupported(f"np.{ufunc.__name__} with keywords {sorted(extra)}")
     if ufunc is np.power or ufunc is np.float_power:
-        return lower_power(L, node, args[0], args[1], operator_form=node.target is operator.pow)
+        return lower_power(L, node, args[0], args[1], operator_form=node.target is operator.pow, ufunc=ufunc)
     value = apply_ufunc(L, node, ufunc, list(args))
     if "dtype" in extra:
         value = astype_value(value, np.dtype(extra["dtype"]))
@@ -107,11 +113,15 @@ _OPERATORS = [operator.add, operator.sub, operator.mul, operator.truediv, operat
 rule(*_UFUNCS, *_OPERATORS)(lower_ufunc_call)
 
 
-def lower_power(L: Lowerer, node: Node, base: Any, exponent: Any, operator_form: bool) -> TensorValue:
+def lower_power(L: Lowerer, node: Node, base: Any, exponent: Any, operator_form: bool,
+                ufunc: np.ufunc = np.power) -> TensorValue:
     """`x ** c` as NumPy computes it: its fast paths (2 -> square, 0.5 -> sqrt, -1 -> reciprocal,
     1 -> positive) for float bases, repeated products for small non-negative integer powers of ints."""
-    if not isinstance(base, TensorValue):
-        return apply_ufunc(L, node, np.power, [base, exponent])
+    if ufunc is not np.power or not isinstance(base, TensorValue):  # float_power: always in float64
+        value = apply_ufunc(L, node, ufunc, [base, exponent], name="power")
+        if value.dtype.kind != "f":
+            raise Unsupported("integer power with an array exponent")
+        return value
     if isinstance(exponent, (int, float, np.integer, np.floating)) and not isinstance(exponent, bool):
         loop = np.power.resolve_dtypes((base.dtype, operand_type(exponent), None))
         if loop[0].kind == "f":
@@ -122,7 +132,7 @@ def lower_power(L: Lowerer, node: Node, base: Any, exponent: Any, operator_form:
             return integer_power(node, astype_value(base, loop[0]), int(exponent))
     elif isinstance(exponent, TensorValue) and np.result_type(base.dtype, exponent.dtype).kind != "f":
         raise Unsupported("integer power with an array exponent")
-    return apply_ufunc(L, node, np.power, [base, exponent])
+    return apply_ufunc(L, node, np.power, [base, exponent], name="power")
 
 
 def integer_power(node: Node, base: TensorValue, exponent: int) -> TensorValue:
@@ -201,8 +211,9 @@ def lower_round(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[str,
     if decimals != 0 or (set(kwargs) - {"decimals"}):
         raise Unsupported("round with decimals")
     x = args[0]
-    if isinstance(x, TensorValue) and x.dtype.kind in "biu":
-        return x
+    meta = node_meta(node)
+    if isinstance(x, TensorValue) and x.dtype.kind in "biu" and meta is not None and meta.dtype == x.dtype:
+        return x  # rounding an integer array to 0 decimals returns it as it is (bools become float16)
     return apply_ufunc(L, node, np.rint, [x])
 
 

@@ -13,7 +13,7 @@ import sympy
 
 from ...fx_ir import Node
 from .exprs import Const, Expr, IndexValue, cast, where
-from .lowering import Lowerer, Unsupported, node_meta, rule
+from .lowering import Constant, Lowerer, Unsupported, node_meta, rule
 from .rules_elementwise import as_value, check_dtypes
 from .values import (TensorValue, broadcast_to, clamp, parse_basic_index, permute, remap, reshape)
 
@@ -263,7 +263,7 @@ def lower_eye(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[str, A
 # ---------------------------------------------------------------- assignment
 
 @rule(operator.setitem)
-def lower_setitem(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def lower_setitem(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Constant:
     """`a[index] = v` with a basic index: from here on `a` is where(in region, v, a)."""
     target = node.args[0]
     old = args[0]
@@ -285,7 +285,7 @@ def lower_setitem(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[st
         inside, view_index = basic.region(tuple(index))
         return where(IndexValue(inside, bool), cast(v.at(tuple(view_index)), dtype), old.at(index))
     L.replace_value(root, TensorValue(old.shape, dtype, fn))
-    return None
+    return Constant(None)  # what `operator.setitem` returns
 
 
 @rule(builtins.getattr)

@@ -145,6 +145,8 @@ def reshape(value: TensorValue, shape: tuple[int, ...]) -> TensorValue:
         return [sympy.Mod(sympy.floor(flat / s), n) if n != 1 else 0 for s, n in zip(in_strides, value.shape)]
     if _is_unit_reshape(value.shape, shape):
         return _unit_reshape(value, shape)
+    if math.prod(shape) == 0:  # nothing is read: no index arithmetic (it would divide by zero)
+        return remap(value, shape, lambda index: [0] * value.ndim)
     return remap(value, shape, to_source)
 
 

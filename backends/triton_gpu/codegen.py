@@ -4,21 +4,25 @@ Every value is a tile over the kernel's axes (size 1 where it does not vary); re
 """
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import sympy
 
-from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, walk
+from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, Store, walk
 from .emitters import EMITTERS, IndexPrinter, tl_dtype
 
 
 @dataclass
 class TileConfig:
-    """How big a tile one program may hold (elements); the interpreter likes few, big programs."""
+    """How big a tile one program may hold (elements); the interpreter likes few, big programs.
+    `max_row`: the longest reduced axis held whole; a longer one is looped over in chunks of it."""
 
     max_tile: int = 4096
+    max_row: int = 8192
 
 
 @dataclass
@@ -70,9 +74,13 @@ class KernelWriter:
             dot = self.dot_operands(r)
             if dot is not None:
                 self.dot_axes |= {dot[2], dot[3], kernel.var_axis[r.var]}
+        self.loop_axis = self.choose_loop_axis()
+        self.indent = "    "
+        self.count = 0  # names t0, t1, ... (never reused: loops drop their own from the caches)
         self.blocks = self.choose_blocks()
         self.counts = [1 if a.role == "full" else -(-a.extent // b) for a, b in zip(kernel.axes, self.blocks)]
-        self.masked = [self.counts[i] * b != a.extent for i, (a, b) in enumerate(zip(kernel.axes, self.blocks))]
+        self.masked = [(a.extent % b if i == self.loop_axis else self.counts[i] * b != a.extent) != 0
+                       for i, (a, b) in enumerate(zip(kernel.axes, self.blocks))]
 
     # -- tiles --------------------------------------------------------------------------------------
 
@@ -80,7 +88,9 @@ class KernelWriter:
         axes = self.k.axes
         blocks = [0] * len(axes)
         for i, a in enumerate(axes):
-            if a.role == "full":
+            if i == self.loop_axis:
+                blocks[i] = floor_pow2(self.config.max_row)
+            elif a.role == "full":
                 blocks[i] = max(next_pow2(a.extent), 16 if i in self.dot_axes else 1)
         remaining = max(1, self.config.max_tile // math.prod(b for b in blocks if b))
         for i in reversed(range(len(axes))):
@@ -92,6 +102,13 @@ class KernelWriter:
             blocks[i] = max(b, 1)
             remaining = max(1, remaining // blocks[i])
         return blocks
+
+    def choose_loop_axis(self) -> int | None:
+        """The longest reduced axis, when it is longer than max_row (and is not a tl.dot's K): the
+        kernel loops over it in chunks, once per reduction over it and once for the stores."""
+        reduced = {self.k.var_axis[r.var] for r in self.k.reductions()} - self.dot_axes
+        long = [i for i in reduced if self.k.axes[i].extent > self.config.max_row]
+        return max(long, key=lambda i: self.k.axes[i].extent) if long else None
 
     def shape(self, axes: set[int]) -> list[int]:
         return [self.blocks[i] if i in axes else 1 for i in range(self.rank)]
@@ -106,8 +123,9 @@ class KernelWriter:
         found = self.by_text.get(text)
         if found is not None:
             return found
-        name = f"{hint}{len(self.by_text)}"
-        self.lines.append(f"    {name} = {text}")
+        name = f"{hint}{self.count}"
+        self.count += 1
+        self.lines.append(f"{self.indent}{name} = {text}")
         self.by_text[text] = name
         return name
 
@@ -180,25 +198,41 @@ class KernelWriter:
         return a, b, i, j
 
     def reduce(self, r: Reduce) -> str:
-        axis = self.k.var_axis[r.var]
         dot = self.dot_operands(r)
         if dot is not None:
             return self.dot(r, *dot)
+        return self.reduce_text(r, self.reduce_body(r))
+
+    def reduce_body(self, r: Reduce) -> str:
+        """The reduction's body as a tile over its axis, identity where the axis is padding."""
+        axis = self.k.var_axis[r.var]
         body = self.value(r.body)
         body_axes = self.k.axes_of(r.body)
         if axis not in body_axes:
             body = self.emit(f"tl.broadcast_to({body}, {self.shape(body_axes | {axis})})")
         if self.masked[axis]:
             body = self.emit(f"tl.where(m{axis}, {body}, {self.identity(r)})")
+        return body
+
+    def reduce_text(self, r: Reduce, body: str) -> str:
+        axis = self.k.var_axis[r.var]
         kw = f"axis={axis}, keep_dims=True"
         if r.kind == "sum":
             return f"tl.sum({body}, {kw})"
         if r.kind == "prod":
             return f"tl.reduce({body}, {axis}, _prod, keep_dims=True)"
+        floating = r.body.dtype.kind == "f"
         if r.kind in ("max", "min"):
-            return f"tl.{r.kind}({body}, {kw})"
+            # NumPy's max and min propagate NaN
+            return f"tl.reduce({body}, {axis}, _nan_{r.kind}, keep_dims=True)" if floating else f"tl.{r.kind}({body}, {kw})"
         if r.kind in ("argmax", "argmin"):
-            return f"tl.{r.kind}({body}, {kw}, tie_break_left=True).to(tl.int64)"
+            found = f"tl.{r.kind}({body}, {kw}, tie_break_left=True).to(tl.int64)"
+            if not floating:
+                return found
+            # NumPy's argmax and argmin give the first NaN, if there is one
+            nan = self.emit(f"({body} != {body}).to(tl.int8)")
+            first = self.emit(f"tl.argmax({nan}, {kw}, tie_break_left=True).to(tl.int64)")
+            return f"tl.where(tl.max({nan}, {kw}) != 0, {first}, {found})"
         fn = "max" if r.kind == "any" else "min"
         return f"(tl.{fn}({body}.to(tl.int8), {kw}) != 0)"
 
@@ -232,9 +266,12 @@ class KernelWriter:
 
     def write(self) -> KernelSource:
         k = self.k
-        for store in k.stores:
-            self.value_for_store(store)
-        body = self.lines
+        if self.loop_axis is None:
+            for store in k.stores:
+                self.value_for_store(store)
+            body = self.lines + self.store_lines(k.stores)
+        else:
+            body = self.looped_body()
         buffers = list(dict.fromkeys([*k.reads(), *k.writes()]))
         strides: list[tuple[str, int]] = []
         for name in buffers:
@@ -247,7 +284,7 @@ class KernelWriter:
         head += [f"    # {line}" for line in k.describe().splitlines()[:1]]
         head.append("    pid = tl.program_id(0)")
         head += self.axis_lines()
-        src = "\n".join(head + body + self.store_lines()) + "\n"
+        src = "\n".join(head + body) + "\n"
         return KernelSource(k.name, src, buffers, strides, math.prod(self.counts), self.blocks)
 
     def used_symbols(self) -> set[sympy.Symbol]:
@@ -267,6 +304,8 @@ class KernelWriter:
             sel = ", ".join(":" if d == i else "None" for d in range(self.rank))
             arange = f"tl.arange(0, {self.blocks[i]})" + (f"[{sel}]" if self.rank > 1 else "")
             vars_ = " ".join(str(v) for v in axis.vars)
+            if i == self.loop_axis:
+                continue  # defined by each loop over its chunks
             if axis.role == "grid":
                 later = math.prod(self.counts[g] for g in grid if g > i)
                 pid = "pid" if later == 1 else f"(pid // {later})"
@@ -280,9 +319,9 @@ class KernelWriter:
                 lines.append(f"    m{i} = a{i} < {axis.extent}")
         return lines
 
-    def store_lines(self) -> list[str]:
+    def store_lines(self, stores: list[Store]) -> list[str]:
         lines = []
-        for s in self.k.stores:
+        for s in stores:
             value = self.names[id(s.value)] if id(s.value) in self.names else self.value(s.value)
             axes = self.k.axes_of(s.index)
             conds = [c for c in (self.mask(axes), None if s.mask == sympy.true else self.print_index(s.mask)) if c]
@@ -293,8 +332,96 @@ class KernelWriter:
             mask = f", mask={' & '.join(conds)}" if conds else ""
             index = self.print_index(s.index) if s.index != 0 else "0"
             spread = self.k.axes_of(s.value) - axes
-            if spread or (not axes and self.rank and not isinstance(s.value, Const)):
+            if spread or (not axes and self.rank):
                 # the value is a tile where the address is not: give the address the value's shape
                 index = f"{index} + tl.zeros({self.shape(axes | self.k.axes_of(s.value))}, tl.int32)"
-            lines.append(f"    tl.store({s.buffer.name}_ptr + {index}, {value}{mask})")
+            lines.append(f"{self.indent}tl.store({s.buffer.name}_ptr + {index}, {value}{mask})")
         return lines
+
+    # -- a looped axis ------------------------------------------------------------------------------
+
+    def looped_body(self) -> list[str]:
+        """Reductions over the looped axis accumulate over its chunks, those that do not need each
+        other in one loop (a softmax: its max, then its sum); then one loop stores what varies along it."""
+        k = self.loop_axis
+        assert k is not None
+        groups: list[list[Reduce]] = [[]]
+        for r in self.k.reductions():
+            if self.k.var_axis[r.var] != k:
+                continue
+            if any(isinstance(e, Reduce) and e in groups[-1] for e in walk([r.body])):
+                groups.append([])
+            groups[-1].append(r)
+        for group in groups:
+            if group:
+                self.looped_reduce(group)
+        inner = [s for s in self.k.stores if k in self.k.axes_of(s.index) | self.k.axes_of(s.value)]
+        outer = [s for s in self.k.stores if s not in inner]
+        if inner:
+            with self.chunks(k):
+                for s in inner:
+                    self.value(s.value)
+                self.lines += self.store_lines(inner)
+        for s in outer:
+            self.value(s.value)
+        return self.lines + self.store_lines(outer)
+
+    @contextlib.contextmanager
+    def chunks(self, k: int) -> Iterator[None]:
+        """`for` over the chunks of axis k; values computed inside are local to the loop."""
+        axis = self.k.axes[k]
+        sel = ", ".join(":" if d == k else "None" for d in range(self.rank))
+        arange = f"tl.arange(0, {self.blocks[k]})" + (f"[{sel}]" if self.rank > 1 else "")
+        names, by_text, indent = dict(self.names), dict(self.by_text), self.indent
+        self.lines.append(f"{indent}for start{k} in range(0, {axis.extent}, {self.blocks[k]}):")
+        self.indent = indent + "    "
+        vars_ = " ".join(str(v) for v in axis.vars)
+        self.lines.append(f"{self.indent}a{k} = start{k} + {arange}  # {vars_} < {axis.extent}, looped")
+        if self.masked[k]:
+            self.lines.append(f"{self.indent}m{k} = a{k} < {axis.extent}")
+        try:
+            yield
+        finally:
+            self.names, self.by_text, self.indent = names, by_text, indent
+
+    def looped_reduce(self, group: list[Reduce]) -> None:
+        """One loop over the chunks for these reductions, each with an accumulator named in `names`."""
+        k = self.loop_axis
+        accs = []
+        for r in group:
+            acc, self.count = f"acc{self.count}", self.count + 1
+            accs.append(acc)
+            arg = r.kind in ("argmax", "argmin")
+            shape = self.shape(self.k.axes_of(r))
+            init_dtype = tl_dtype(r.body.dtype if arg else r.dtype)
+            self.lines.append(f"{self.indent}{acc} = tl.full({shape}, {self.identity(r)}, {init_dtype})")
+            if arg:
+                self.lines.append(f"{self.indent}{acc}_at = tl.zeros({shape}, tl.int64)")
+        with self.chunks(k):
+            for r, acc in zip(group, accs):
+                body = self.reduce_body(r)
+                if r.kind not in ("argmax", "argmin"):
+                    part = self.emit(self.reduce_text(r, body))
+                    self.lines.append(f"{self.indent}{acc} = {self.combine(r, acc, part)}.to({tl_dtype(r.dtype)})")
+                    continue
+                top = "max" if r.kind == "argmax" else "min"
+                part = self.emit(f"tl.reduce({body}, {k}, _nan_{top}, keep_dims=True)" if r.body.dtype.kind == "f"
+                                 else f"tl.{top}({body}, axis={k}, keep_dims=True)")
+                at = self.emit(f"{self.reduce_text(r, body)} + start{k}")
+                better = ">" if r.kind == "argmax" else "<"
+                # strictly better keeps the first position; the first NaN wins, as in NumPy
+                take = self.emit(f"({part} {better} {acc}) | (({part} != {part}) & ({acc} == {acc}))")
+                self.lines.append(f"{self.indent}{acc}_at = tl.where({take}, {at}, {acc}_at)")
+                self.lines.append(f"{self.indent}{acc} = tl.where({take}, {part}, {acc})")
+        for r, acc in zip(group, accs):
+            self.names[id(r)] = f"{acc}_at" if r.kind in ("argmax", "argmin") else acc
+
+    def combine(self, r: Reduce, acc: str, part: str) -> str:
+        if r.kind == "sum":
+            return f"({acc} + {part})"
+        if r.kind == "prod":
+            return f"({acc} * {part})"
+        if r.kind in ("max", "min"):
+            nan = ", propagate_nan=tl.PropagateNan.ALL" if r.dtype.kind == "f" else ""
+            return f"tl.{'maximum' if r.kind == 'max' else 'minimum'}({acc}, {part}{nan})"
+        return f"({acc} {'|' if r.kind == 'any' else '&'} {part})"

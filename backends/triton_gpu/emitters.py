@@ -32,7 +32,7 @@ def _fmt(template: str) -> Emitter:
 
 
 def _lib(name: str) -> Emitter:
-    return lambda a, dt, out: f"libdevice.{name}({', '.join(a)})"
+    return _float32_math(lambda a, dt, out: f"libdevice.{name}({', '.join(a)})")
 
 
 def _maximum(fn: str) -> Emitter:
@@ -47,11 +47,13 @@ def _maximum(fn: str) -> Emitter:
 
 def _floor_divide(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
     if out.kind == "f":
-        return f"tl.floor({a[0]} / {a[1]})"
+        return f"_float_floor_div({a[0]}, {a[1]})"
     return f"_floor_div({a[0]}, {a[1]})"
 
 
 def _remainder(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    if out.kind == "f":
+        return f"_float_mod({a[0]}, {a[1]})"
     return f"_py_mod({a[0]}, {a[1]})"
 
 
@@ -72,6 +74,65 @@ def _float_only(emit: Emitter, fallback: Emitter) -> Emitter:
     return lambda a, dt, out: emit(a, dt, out) if dt[0].kind == "f" else fallback(a, dt, out)
 
 
+def _is_literal(text: str) -> bool:
+    """A constant printed in place (codegen's operand()): Python numbers have no `.to`."""
+    if text.startswith("float("):
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _float32_math(emit: Emitter) -> Emitter:
+    """Triton's math functions take fp32/fp64 only: float16 is computed in float32 and rounded back,
+    as NumPy's float16 loops do."""
+    def wrapped(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+        if all(d == np.float16 for d in dt) and out == np.float16:
+            wide = [x if _is_literal(x) else f"{x}.to(tl.float32)" for x in a]
+            return f"{emit(wide, [np.dtype(np.float32)] * len(dt), np.dtype(np.float32))}.to(tl.float16)"
+        return emit(a, dt, out)
+    return wrapped
+
+
+def _rounding(fn: str) -> Emitter:
+    """floor, ceil, trunc, rint of an integer or bool (NumPy has identity loops for those)."""
+    on_float = _float32_math(lambda a, dt, out: fn.format(a[0]))
+
+    def emit(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+        return on_float(a, dt, out) if dt[0].kind == "f" else a[0]
+    return emit
+
+
+def _logical(op: str) -> Emitter:
+    """logical_and/or/xor: truth values of any dtype (`&` on ints would be bitwise)."""
+    def emit(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+        x, y = (v if d.kind == "b" else f"({v} != 0)" for v, d in zip(a, dt))
+        return f"({x} {op} {y})"
+    return emit
+
+
+# NumPy compares a signed with an unsigned integer by value; C-like promotion would make -1 huge
+_MIXED_SIGN = {"<": ("|", "<"), "<=": ("|", "<="), ">": ("&", ">"), ">=": ("&", ">="),
+               "==": ("&", "=="), "!=": ("|", "!=")}
+_MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _compare(op: str) -> Emitter:
+    def emit(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+        x, y = a
+        if {dt[0].kind, dt[1].kind} == {"i", "u"}:
+            rel = op
+            if dt[0].kind == "u":  # put the signed operand first
+                x, y, rel = y, x, _MIRROR[op]
+            join, cmp = _MIXED_SIGN[rel]
+            negative = f"({x} < 0)" if join == "|" else f"({x} >= 0)"
+            return f"({negative} {join} ({x}.to(tl.uint64) {cmp} {y}.to(tl.uint64)))"
+        return f"({x} {op} {y})"
+    return emit
+
+
 def _reciprocal(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
     return f"(1.0 / {a[0]})" if out.kind == "f" else f"(1 // {a[0]})"
 
@@ -81,8 +142,8 @@ EMITTERS: dict[str, Emitter] = {
     "subtract": _fmt("({0} - {1})"),
     "multiply": _fmt("({0} * {1})"),
     "divide": _fmt("({0} / {1})"),
-    "floor_divide": _floor_divide,
-    "remainder": _remainder,
+    "floor_divide": _float32_math(_floor_divide),
+    "remainder": _float32_math(_remainder),
     "power": _lib("pow"),
     "negative": _fmt("(-{0})"),
     "positive": _fmt("{0}"),
@@ -90,17 +151,17 @@ EMITTERS: dict[str, Emitter] = {
     "sign": _sign,
     "square": _fmt("({0} * {0})"),
     "reciprocal": _reciprocal,
-    "sqrt": lambda a, dt, out: f"tl.sqrt_rn({a[0]})" if out == np.float32 else f"tl.sqrt({a[0]})",
+    "sqrt": _float32_math(lambda a, dt, out: f"tl.sqrt_rn({a[0]})" if out == np.float32 else f"tl.sqrt({a[0]})"),
     "cbrt": _lib("cbrt"),
-    "exp": _fmt("tl.exp({0})"),
-    "exp2": _fmt("tl.exp2({0})"),
+    "exp": _float32_math(_fmt("tl.exp({0})")),
+    "exp2": _float32_math(_fmt("tl.exp2({0})")),
     "expm1": _lib("expm1"),
-    "log": _fmt("tl.log({0})"),
-    "log2": _fmt("tl.log2({0})"),
+    "log": _float32_math(_fmt("tl.log({0})")),
+    "log2": _float32_math(_fmt("tl.log2({0})")),
     "log10": _lib("log10"),
     "log1p": _lib("log1p"),
-    "sin": _fmt("tl.sin({0})"),
-    "cos": _fmt("tl.cos({0})"),
+    "sin": _float32_math(_fmt("tl.sin({0})")),
+    "cos": _float32_math(_fmt("tl.cos({0})")),
     "tan": _lib("tan"),
     "arcsin": _lib("asin"),
     "arccos": _lib("acos"),
@@ -114,21 +175,21 @@ EMITTERS: dict[str, Emitter] = {
     "arctan2": _lib("atan2"),
     "hypot": _lib("hypot"),
     "copysign": _lib("copysign"),
-    "floor": _fmt("tl.floor({0})"),
-    "ceil": _fmt("tl.ceil({0})"),
-    "trunc": _lib("trunc"),
-    "rint": _lib("rint"),
+    "floor": _rounding("tl.floor({0})"),
+    "ceil": _rounding("tl.ceil({0})"),
+    "trunc": _rounding("libdevice.trunc({0})"),
+    "rint": _rounding("libdevice.rint({0})"),
     "maximum": _maximum("maximum"),
     "minimum": _maximum("minimum"),
-    "less": _fmt("({0} < {1})"),
-    "less_equal": _fmt("({0} <= {1})"),
-    "greater": _fmt("({0} > {1})"),
-    "greater_equal": _fmt("({0} >= {1})"),
-    "equal": _fmt("({0} == {1})"),
-    "not_equal": _fmt("({0} != {1})"),
-    "logical_and": _fmt("({0} & {1})"),
-    "logical_or": _fmt("({0} | {1})"),
-    "logical_xor": _fmt("({0} ^ {1})"),
+    "less": _compare("<"),
+    "less_equal": _compare("<="),
+    "greater": _compare(">"),
+    "greater_equal": _compare(">="),
+    "equal": _compare("=="),
+    "not_equal": _compare("!="),
+    "logical_and": _logical("&"),
+    "logical_or": _logical("|"),
+    "logical_xor": _logical("^"),
     "logical_not": _fmt("({0} == 0)"),
     "bitwise_and": _fmt("({0} & {1})"),
     "bitwise_or": _fmt("({0} | {1})"),
@@ -158,6 +219,36 @@ def _floor_div(a, b):
 def _py_mod(a, b):
     r = a % b
     return tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+
+
+@triton.jit
+def _float_floor_div(a, b):
+    # NumPy's float floor division: from fmod, so that inf // 1 is nan and 5 // -inf is -1
+    mod = libdevice.fmod(a, b)
+    div = (a - mod) / b
+    div = tl.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1.0, div)
+    low = tl.floor(div)
+    low = tl.where(div - low > 0.5, low + 1.0, low)
+    low = tl.where(div != 0, low, libdevice.copysign(tl.zeros_like(div), a / b))
+    return tl.where(b == 0, a / b, low)
+
+
+@triton.jit
+def _float_mod(a, b):
+    # NumPy's float remainder: the sign of the divisor, a zero result signed like it
+    r = libdevice.fmod(a, b)
+    r = tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+    return tl.where((r == 0) & (b != 0), libdevice.copysign(tl.zeros_like(r), b), r)
+
+
+@triton.jit
+def _nan_max(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _nan_min(a, b):
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
 
 
 @triton.jit
