@@ -18,6 +18,10 @@ _NO_FALLTHROUGH = frozenset({
 })
 _READS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"}
 _WRITES = {"STORE_FAST"}
+# Callables that read their caller's locals by name (eval("x + 1"), locals(), a frame's f_locals):
+# in a code that names one of them, every call may read every local.
+_FRAME_READERS = frozenset({"eval", "exec", "locals", "vars", "dir", "f_locals", "breakpoint"})
+_CALLS = frozenset({"CALL", "CALL_KW", "CALL_FUNCTION_EX", "PRECALL"})
 
 
 @dataclass
@@ -32,6 +36,7 @@ class CodeFacts:
     live_in: list[frozenset[str]] = field(default_factory=list)
     handler_depth: dict[int, int] = field(default_factory=dict)  # handler index -> stack depth there
     cells: frozenset[str] = frozenset()  # the code's cell variables
+    read_by_calls: frozenset[str] = frozenset()  # locals every call may read (see _FRAME_READERS)
     _depths: list[int | None] | None = None
     _cycles: dict[int, bool] = field(default_factory=dict)
 
@@ -49,6 +54,10 @@ class CodeFacts:
     def live_locals(self, index: int) -> frozenset[str]:
         """Locals that may be read at or after instruction `index` before being written."""
         return self.live_in[index] if index < len(self.live_in) else frozenset()
+
+    def may_read_locals_by_name(self, index: int) -> bool:
+        """Whether instruction `index` is a call that may read the frame's locals by name."""
+        return bool(self.read_by_calls) and self.instructions[index].name in _CALLS
 
     def stack_depth(self, index: int) -> int | None:
         """Items on the value stack before instruction `index` (None: unreachable from the start)."""
@@ -136,6 +145,8 @@ def analyze(code: types.CodeType) -> CodeFacts:
     if len(offsets) != len(instructions):  # never expected; offsets are only used for names
         offsets = list(range(0, 2 * len(instructions), 2))
     facts = CodeFacts(instructions, label_index, offsets, cells=frozenset(code.co_cellvars))
+    if _FRAME_READERS.intersection(code.co_names):
+        facts.read_by_calls = frozenset(code.co_varnames) - facts.cells
     facts.handler = {index: label_index[label] for index, label in covered.items() if label in label_index}
     index_at = {offset: index for index, offset in enumerate(offsets)}
     for entry in getattr(dis.Bytecode(code), "exception_entries", ()):
@@ -152,6 +163,9 @@ def analyze(code: types.CodeType) -> CodeFacts:
 def _liveness(facts: CodeFacts) -> list[frozenset[str]]:
     count = len(facts.instructions)
     effects = [_reads_writes(inst, facts.cells) for inst in facts.instructions]
+    for inst, (reads, _) in zip(facts.instructions, effects):
+        if inst.name in _CALLS:
+            reads |= facts.read_by_calls
     live_in: list[set[str]] = [set() for _ in range(count)]
     changed = True
     while changed:  # backward dataflow to a fixpoint; code objects are small

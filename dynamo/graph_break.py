@@ -139,6 +139,11 @@ def check_breakable(tx: "InstructionTranslator", kind: BreakKind | None) -> None
     why = cells_not_resumable(tx.code)
     if why:
         raise CannotBreak(why)
+    if kind is not BreakKind.SPLIT and analyze(tx.code).may_read_locals_by_name(tx.ip):
+        # eval("x + 1"), locals(), vars(): the transformed frame holds neither the values the
+        # trace computed nor only the user's names
+        raise CannotBreak("the call may read the function's locals by name (eval, exec, locals, vars, dir, "
+                          "a frame's f_locals), which only its own code has")
     if kind is BreakKind.SPLIT and tx.output.count_ops() == 0:
         # no graph before the block: the frame's own code runs it (nothing ran for real yet)
         raise StartsInPython("nothing before this point could be captured")
