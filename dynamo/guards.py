@@ -208,7 +208,8 @@ class ArrayLayout:
 
 @dataclass(frozen=True, eq=False)
 class SizeCheck:
-    """One relation between dynamic sizes checked in C (a `sizes` instruction)."""
+    """The relations between dynamic sizes checked in C (one `sizes` instruction); prints as the
+    first of them, and a failure names the one that failed."""
 
     sizes: Any  # shapes.guards.SizeGuards
     index: int
@@ -218,6 +219,21 @@ class SizeCheck:
 
     def failure(self, rerun: Callable[[Any], int]) -> str:
         return size_failure(self.sizes, rerun) or f"{self} failed"
+
+
+def merge_size_programs(programs: list[tuple[tuple[Any, ...], tuple[int, ...]]]) -> tuple[tuple[Any, ...], tuple[int, ...]]:
+    """One `sizes` program checking every relation in turn (each leaves the stack empty), over
+    the union of their arrays: one instruction per call instead of one per relation."""
+    from .shapes.guards import remap_size_program
+
+    sources: list[Any] = []
+    code: list[int] = []
+    for program_sources, program in programs:
+        for source in program_sources:
+            if source not in sources:
+                sources.append(source)
+        code += remap_size_program(program, [sources.index(s) for s in program_sources])
+    return tuple(sources), tuple(code)
 
 
 def size_failure(sizes: Any, rerun: Callable[[Any], int]) -> str | None:
@@ -329,9 +345,10 @@ class _ProgramBuilder:
         if guard.value.index == 0:
             sizes = guard.value.guards
             in_c = {i: c for i, c in sizes.c_checks().items() if sizes_spec(c[1]) is not None}
-            for index, (sources, program) in in_c.items():  # relations: a few integer ops in C
+            if in_c:  # the relations: one C instruction running their programs one after another
+                sources, program = merge_size_programs(list(in_c.values()))
                 registers = tuple(self.load(source) for source in sources)
-                self.emit(SizeCheck(sizes, index), "sizes", registers, sizes_spec(program))
+                self.emit(SizeCheck(sizes, min(in_c)), "sizes", registers, sizes_spec(program))
             check, _ = sizes.predicate(self.in_struct, frozenset(in_c))
             if check is not None:
                 registers = tuple(self.load(source) for source in sizes.value_sources())

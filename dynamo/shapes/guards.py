@@ -228,6 +228,24 @@ def size_program(relation: sympy.Basic, where: dict[sympy.Symbol, tuple[int, int
     return tuple(arrays), tuple(code)
 
 
+def remap_size_program(code: tuple[int, ...], registers: list[int]) -> list[int]:
+    """`code` with the k-th register it reads renumbered registers[k] (to merge programs)."""
+    out: list[int] = []
+    pc = 0
+    while pc < len(code):
+        op = code[pc]
+        if op in (_SZ["dim"], _SZ["int"]):
+            out += [op, registers[code[pc + 1]], *code[pc + 2: pc + (3 if op == _SZ["dim"] else 2)]]
+            pc += 3 if op == _SZ["dim"] else 2
+        elif op == _SZ["const"]:
+            out += code[pc: pc + 2]
+            pc += 2
+        else:
+            out.append(op)
+            pc += 1
+    return out
+
+
 _RELATIONS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
 
 

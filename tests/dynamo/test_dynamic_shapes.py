@@ -303,3 +303,18 @@ def test_dynamic_log_artifact(caplog):
     messages = [r.getMessage() for r in caplog.records if r.name == "dynamo.dynamic"]
     assert any(m.startswith("s0 = L['x'].shape[0]") for m in messages), messages
     assert any("specialized to 4" in m for m in messages), messages
+
+
+def test_relations_run_in_c_and_a_failure_names_the_relation_that_failed():
+    from dynamo.guards import SizeCheck
+
+    compiled = dynamo.compile(lambda x, y, z: x + y + z, backend="eager", dynamic=True)
+    compiled(np.ones(5), np.ones(5), np.ones(5))
+    program = frames(compiled)[0].guards.compile()
+    checks = [info for info in program.info if isinstance(info, SizeCheck)]
+    assert len(checks) == 1 and not any(callable(i) and not isinstance(i, SizeCheck) for i in program.info)
+    np.testing.assert_array_equal(compiled(np.ones(7), np.ones(7), np.ones(7)), np.full(7, 3.0))
+    with pytest.raises(ValueError):
+        compiled(np.ones(7), np.ones(7), np.ones(6))
+    reasons = compiled._dynamo_callback.recompiles[-1][1]
+    assert reasons == ["Eq(s1, s2) failed: L['y'].shape[0] is 7, L['z'].shape[0] is 6"]
