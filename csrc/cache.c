@@ -54,9 +54,11 @@ static void extra_state_free(void *ptr) {
     state->prev->next = state->next;
     state->next->prev = state->prev;
     PyObject *entries = state->entries;
+    PyObject *full_for = state->full_for;
     PyMem_Free(state);
     /* Last: dropping entries can free other code objects and re-enter this function. */
     Py_XDECREF(entries);
+    Py_XDECREF(full_for);
 }
 
 int cache_module_init(void) {

@@ -39,6 +39,8 @@ typedef struct ExtraState {
     struct ExtraState *prev, *next; /* every live state, so that reset() can find them */
     PyCodeObject *code;             /* borrowed: the state lives inside the code object */
     int skip;                       /* never intercept frames of this code */
+    PyObject *full_for;             /* a callback whose cache for this code is full: its misses
+                                       run the original code without asking it (strong ref) */
     PyObject *entries;              /* list of CacheEntry, most recently used first */
 } ExtraState;
 
@@ -66,6 +68,7 @@ PyObject *cache_entry_call(CacheEntry *entry, PyObject *const *args, Py_ssize_t 
 /* ---- eval_frame.c: the PEP 523 hook and the per-thread callback ------------------------ */
 
 extern PyObject *dynamo_skip_marker; /* the callback's answer "never intercept this code" */
+extern PyObject *dynamo_cache_full_marker; /* its answer "run the original on every miss of mine" */
 extern PyTypeObject FrameView_Type;
 
 /* Borrowed; NULL when compilation is off on this thread. */

@@ -18,6 +18,7 @@ static _Thread_local PyObject *tls_callback DYNAMO_TLS_MODEL = NULL;
 static Py_ssize_t threads_with_callback = 0;
 static _PyFrameEvalFunction previous_eval_frame = NULL;
 PyObject *dynamo_skip_marker = NULL;
+PyObject *dynamo_cache_full_marker = NULL;
 
 static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, int throwflag);
 
@@ -185,6 +186,12 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
             state->skip = 1;
         }
     }
+    else if (answer == dynamo_cache_full_marker) {
+        ExtraState *state = extra_state_get_or_create(code);
+        if (state != NULL) {
+            Py_XSETREF(state->full_for, Py_NewRef(callback));
+        }
+    }
     else if (answer != Py_None) {
         /* (guard, code) or (guard, code, unhooked): a true third item says that the code starts
          * no frame the hook must see, so that a call of it need not turn the hook on */
@@ -192,7 +199,7 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
         int unhooked = size == 3 ? PyObject_IsTrue(PyTuple_GET_ITEM(answer, 2)) : 0;
         if (size != 2 && size != 3) {
             PyErr_Format(PyExc_TypeError,
-                         "compile callback must return None, SKIP, (guard, code) or (guard, code, unhooked), "
+                         "compile callback must return None, SKIP, CACHE_FULL, (guard, code) or (guard, code, unhooked), "
                          "not %.100s", Py_TYPE(answer)->tp_name);
         }
         else if (unhooked >= 0) {
@@ -235,7 +242,8 @@ static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, in
 
     eval_frame_suspend(); /* guards and the callback run unhooked; `callback` keeps the reference */
     CacheEntry *entry = state != NULL ? cache_lookup(state, callback, &inputs) : NULL;
-    if (entry == NULL && !PyErr_Occurred()) {
+    /* a miss of a full cache runs the original: asking the callback would only say so again */
+    if (entry == NULL && !PyErr_Occurred() && (state == NULL || state->full_for != callback)) {
         PyObject *view = frame_view_new(code, func, inputs.args, inputs.nargs, inputs.globals,
                                         inputs.builtins);
         if (view != NULL) {

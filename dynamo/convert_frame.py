@@ -188,9 +188,10 @@ class ConvertFrame:
                 return None
             if entries:
                 if len(entries) >= config.cache_size_limit:
-                    # past the limit a miss is frequent: nothing recorded, reasons formatted once
+                    # past the limit a miss is frequent: reasons are formatted once, and later
+                    # misses run the original without calling back
                     self._warn_cache_limit(frame, entries)
-                    return None
+                    return _C.CACHE_FULL
                 self.recompiles.append((code, self._failures(frame, entries)))
                 self._log_recompile(frame, entries)
             compiled = self.compile_frame(frame)

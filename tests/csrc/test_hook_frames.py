@@ -267,6 +267,21 @@ def test_skip_answer_marks_the_code_until_reset():
     assert rec.names == ["middle", "leaf"]
 
 
+def test_cache_full_answer_runs_misses_of_that_callback_uncompiled_until_reset():
+    full = Recorder(lambda view: _C.CACHE_FULL if view.f_code is leaf.__code__ else None)
+    cf = _C.CompiledFunction(middle, full)
+    assert [cf(i) for i in range(3)] == [2, 4, 6]
+    assert full.names == ["middle", "leaf", "middle", "middle"]  # leaf was asked once
+    assert not _C.is_skipped(leaf.__code__)
+    other = Recorder()  # another callback's misses still reach it
+    _C.CompiledFunction(middle, other)(1)
+    assert other.names == ["middle", "leaf"]
+    dynamo.reset()
+    full.clear()
+    cf(1)
+    assert full.names == ["middle", "leaf"]
+
+
 def test_transformed_code_frames_are_not_intercepted_but_frames_they_start_are():
     rec = Recorder(identity)
     cf = _C.CompiledFunction(top, rec)
@@ -372,7 +387,7 @@ def test_set_eval_frame_rejects_non_callables():
 
 def test_callback_answer_is_validated():
     for bad, error, text in [
-        (42, TypeError, "must return None, SKIP, \\(guard, code\\) or \\(guard, code, unhooked\\)"),
+        (42, TypeError, "must return None, SKIP, CACHE_FULL, \\(guard, code\\) or \\(guard, code, unhooked\\)"),
         ((always(),), TypeError, "must return None, SKIP"),
         (("not a guard", leaf.__code__), TypeError, "GuardProgram"),
         ((always(), "not code"), TypeError, "code object"),

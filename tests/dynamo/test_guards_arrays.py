@@ -299,3 +299,19 @@ def test_cache_limit_warns_once_naming_the_function_and_the_guard():
     messages = [str(w.message) for w in caught if "cache_size_limit" in str(w.message)]
     assert len(messages) == 1, messages
     assert "shapes" in messages[0] and "L['a'].shape == (3,)" in messages[0], messages[0]
+
+
+def test_past_the_cache_limit_misses_run_the_original_without_asking_again():
+    def shapes(a):
+        return a * 2
+
+    compiled, counter = compile_with_counter(shapes)
+    callback = compiled._dynamo_callback
+    with config.patch(cache_size_limit=2, automatic_dynamic_shapes=False), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in list(range(1, 9)) + [1, 2]:
+            x = sample((n,))
+            np.testing.assert_array_equal(compiled(x), x * 2)
+    assert counter.frame_count == 2
+    assert len(callback.recompiles) == 1  # the one recompile; misses past the limit record nothing
+    assert len(callback.compiled_frames) == 2
