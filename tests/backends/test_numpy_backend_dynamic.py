@@ -276,3 +276,23 @@ def test_a_short_symbolic_axis_is_split_as_its_example_length() -> None:
     split = plan.buffers.split[kernel.name]
     assert split.components and set(split.assumed.values()) == {2}
     assert " == 2 and " in recorder.compiled[0].source
+
+
+def test_dynamo_logs_output_code_shows_the_shape_generic_source() -> None:
+    import subprocess
+    import sys
+
+    program = textwrap.dedent("""
+        import numpy as np, dynamo
+        f = dynamo.compile(lambda a, b: np.exp(a) * b + 1.0, dynamic=True)
+        for n in (10, 1000000, 77):
+            assert np.array_equal(f(np.ones(n), np.ones(n)), np.exp(np.ones(n)) + 1.0)
+    """)
+    env = {**__import__("os").environ, "DYNAMO_LOGS": "output_code"}
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    log = done.stderr
+    assert log.count("[source]") == 1, "one artifact for every size"
+    for text in ("s0 = L_a.shape[0]", "def kernel_0_layout(s0, s1):", "kernel_0_loop((s0, s1), L_a, L_b, add)",
+                 "blocks and threads chosen per call from the sizes", "extent s0"):
+        assert text in log, log
