@@ -160,12 +160,15 @@ class ShapeEnv(SizeOracle):
 
     def _nonnegative(self, a: Any) -> bool | None:
         """a >= 0 when it follows from what is known of the symbols, else None. Floors and
-        remainders (x[:n // 2], n % 4) are replaced by their bounds: floor(u) lies in (u - 1, u],
-        Mod(u, m) in [0, m - 1] for m > 0; a lower bound >= 0 proves it, an upper one < 0 refutes it."""
+        remainders (x[:n // 2], n % 4), minima and maxima are replaced by their bounds: floor(u)
+        lies in (u - 1, u], Mod(u, m) in [0, m - 1] for m > 0, Min(a, b) <= a; a lower bound >= 0
+        proves it, an upper one < 0 refutes it."""
         e = self._reduced(a)
-        for bound, proves in ((e, None), (_bound(e, lower=True), True), (_bound(e, lower=False), False)):
-            if bound is None:
-                continue
+        tries: list[tuple[sympy.Expr, bool | None]] = [(e, None)]
+        for lower in (True, False):  # two levels: floor(Min(n, 10) / 3)
+            level = _bounds(e, lower)
+            tries += [(b, lower) for b in level + [c for b in level for c in _bounds(b, lower)]]
+        for bound, proves in tries:
             known = bound.is_nonnegative
             if known is None and bound.is_integer:
                 known = True if (bound + 1).is_positive else (False if bound.is_negative else None)
@@ -237,30 +240,36 @@ class ShapeEnv(SizeOracle):
         return lines
 
 
-def _bound(expr: sympy.Expr, lower: bool) -> sympy.Expr | None:
-    """A lower (or upper) bound of expr with its floor, ceiling and Mod terms (with constant
-    coefficients) replaced by their bounds; None if it has none of them."""
+def _bounds(expr: sympy.Expr, lower: bool) -> list[sympy.Expr]:
+    """Lower (or upper) bounds of expr with its floor, ceiling, Mod, Min and Max terms (with
+    constant coefficients) replaced by bounds of theirs; Min(a, b) <= a and <= b give one
+    candidate each (any one that proves the question does); [] if it has none of them."""
+    candidates: list[list[sympy.Expr]] = [[]]
     replaced = False
-    terms = []
     for term in sympy.Add.make_args(expr):
         coeff, atom = term.as_coeff_Mul()
         low_high = _atom_bounds(atom)
-        if low_high is None:
-            terms.append(term)
+        choices = None if low_high is None else low_high[0 if (coeff > 0) == lower else 1]
+        if not choices:
+            candidates = [c + [term] for c in candidates]
             continue
         replaced = True
-        low, high = low_high
-        terms.append(coeff * (low if (coeff > 0) == lower else high))
-    return sympy.expand(sympy.Add(*terms)) if replaced else None
+        candidates = [c + [coeff * choice] for c in candidates for choice in choices][:8]
+    return [sympy.expand(sympy.Add(*c)) for c in candidates] if replaced else []
 
 
-def _atom_bounds(atom: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr] | None:
+def _atom_bounds(atom: sympy.Expr) -> tuple[list[sympy.Expr], list[sympy.Expr]] | None:
+    """(lower bounds, upper bounds) of a term's atom, each list of alternatives (any one holds)."""
     if isinstance(atom, sympy.floor):
-        return atom.args[0] - 1, atom.args[0]
+        return [atom.args[0] - 1], [atom.args[0]]
     if isinstance(atom, sympy.ceiling):
-        return atom.args[0], atom.args[0] + 1
+        return [atom.args[0]], [atom.args[0] + 1]
     if isinstance(atom, sympy.Mod) and atom.args[1].is_positive:
-        return sympy.Integer(0), atom.args[1] - 1
+        return [sympy.Integer(0)], [atom.args[1] - 1]
+    if isinstance(atom, sympy.Min):
+        return [], list(atom.args)
+    if isinstance(atom, sympy.Max):
+        return list(atom.args), []
     return None
 
 

@@ -318,3 +318,17 @@ def test_relations_run_in_c_and_a_failure_names_the_relation_that_failed():
         compiled(np.ones(7), np.ones(7), np.ones(6))
     reasons = compiled._dynamo_callback.recompiles[-1][1]
     assert reasons == ["Eq(s1, s2) failed: L['y'].shape[0] is 7, L['z'].shape[0] is 6"]
+
+
+def test_facts_that_follow_from_bounds_need_no_guard():
+    from dynamo.shapes import ShapeEnv
+    from dynamo.sources import LocalSource
+
+    env = ShapeEnv()
+    s0, = env.array_shape(LocalSource(0, "a"), (9,), {0}, set())
+    for always in (s0 - sympy.floor(s0 / 2), s0 - sympy.Min(5, s0), sympy.Max(s0, 3) - 3,
+                   s0 - sympy.floor(sympy.Min(10, 2 * s0 + 2) / 3), 3 - sympy.Mod(s0, 4)):
+        assert env.decide_nonnegative(always)
+    assert not env.decide_nonnegative(-1 - sympy.Mod(s0, 4))
+    assert env.relations == {}  # all decided from the bounds
+    assert env.decide_nonnegative(s0 - 8) and list(env.relations) == [s0 >= 8]  # from the hint: a guard
