@@ -144,7 +144,8 @@ class Reduce(Expr):
     def __new__(cls, kind: str, var: sympy.Symbol, extent: int, body: Expr, dtype: Any, origin: str = "") -> Reduce:
         free = body.free - {var}
         return _intern(cls, (kind, var, extent, id(body), origin), dtype, free,
-                       {"kind": kind, "var": var, "extent": int(extent), "body": body, "origin": origin})
+                       {"kind": kind, "var": var, "extent": extent if isinstance(extent, sympy.Basic) and
+                        not extent.is_number else int(extent), "body": body, "origin": origin})
 
     def children(self) -> tuple[Expr, ...]:
         return (self.body,)

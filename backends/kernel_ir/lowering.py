@@ -20,7 +20,7 @@ from ...fx_ir.ops import OpKind, lookup_attribute, lookup_function, lookup_metho
 from .exprs import Expr, Reduce, index_var, loads, substitute, where, IndexValue, cast
 from .program import HostStep, Kernel, Program, Ref
 from .scheduling import NeedsRealize, PendingStore, build_kernel
-from .values import Buffer, TensorValue, buffer_value, parse_basic_index
+from .values import Buffer, TensorValue, buffer_value, parse_basic_index, sizes
 
 log = logging.getLogger("dynamo.output_code")
 
@@ -164,7 +164,11 @@ class Lowerer:
     def lower_placeholder(self, node: Node, example: Any) -> None:
         self.placeholders.append(node.name)
         if isinstance(example, np.ndarray) and example.dtype.kind in KERNEL_DTYPE_KINDS and example.ndim >= 0:
-            buf = self.add_buffer(Buffer(node.name, example.shape, example.dtype, "input"))
+            meta = node_meta(node)
+            # a graph with symbolic sizes is lowered for every size: its kernels take them as arguments
+            shape = sizes(meta.shape) if meta is not None and not meta.is_static and meta.ndim == example.ndim \
+                else example.shape
+            buf = self.add_buffer(Buffer(node.name, shape, example.dtype, "input"))
             self.env[node] = buffer_value(buf)
         else:
             self.env[node] = HostValue(Ref(node.name))

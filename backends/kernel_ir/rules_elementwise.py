@@ -13,7 +13,7 @@ from ...fx_ir import Node
 from ...fx_ir.ops import lookup_function
 from .exprs import Const, Expr, Op, cast, where
 from .lowering import Lowerer, Unsupported, node_meta, rule
-from .values import TensorValue, broadcast_to, constant_value
+from .values import TensorValue, broadcast_to, constant_value, sizes
 
 PY_SCALARS = (bool, int, float)
 
@@ -47,8 +47,8 @@ def as_value(x: Any, dtype: Any) -> TensorValue:
 
 def result_shape(node: Node, operands: list[Any]) -> tuple[int, ...]:
     meta = node_meta(node)
-    if meta is not None and meta.is_static:
-        return tuple(int(n) for n in meta.shape)
+    if meta is not None:
+        return sizes(meta.shape)
     shapes = [x.shape for x in operands if isinstance(x, TensorValue)]
     return tuple(np.broadcast_shapes(*shapes)) if shapes else ()
 

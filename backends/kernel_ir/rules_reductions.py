@@ -13,10 +13,10 @@ import numpy as np
 import sympy
 
 from ...fx_ir import Node
-from .exprs import Const, Expr, Op, cast
+from .exprs import Const, Expr, IndexValue, Op, cast
 from .lowering import Lowerer, Unsupported, node_meta, rule
 from .rules_elementwise import check_dtypes
-from .values import TensorValue, broadcast_to
+from .values import TensorValue, broadcast_to, is_symbolic, sizes
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sum": np.sum, "prod": np.prod, "mean": np.mean, "max": np.max, "min": np.min, "argmax": np.argmax,
@@ -62,7 +62,8 @@ def reduce_value(L: Lowerer, x: TensorValue, axes: tuple[int, ...], keepdims: bo
                 for d, n, stride in zip(axes, sizes, _c_strides(sizes)):
                     source[d] = sympy.Mod(sympy.floor(rest / stride), n) if stride != 1 else sympy.Mod(rest, n)
                 return apply(x.at(tuple(source)))
-            return L.reduce(kind, max(math.prod(sizes), 1), flat_body, dtype, origin)
+            total = math.prod(sizes)
+            return L.reduce(kind, total if is_symbolic(total) else max(total, 1), flat_body, dtype, origin)
 
         def nest(k: int) -> Expr:
             if k == len(axes):
@@ -112,7 +113,7 @@ def lower_reduction(L: Lowerer, node: Node, name: str, args: tuple[Any, ...], kw
     keepdims = False if keepdims is np._NoValue else bool(keepdims)
     dtype = np.dtype(meta.dtype)
     count = math.prod(x.shape[d] for d in axes)
-    shape = tuple(int(n) for n in meta.shape)
+    shape = sizes(meta.shape)
     if name in ("sum", "prod"):
         return reduce_value(L, x, axes, keepdims, name, dtype, lambda e: cast(e, dtype), shape)
     if name in ("max", "min"):
@@ -133,7 +134,7 @@ def lower_reduction(L: Lowerer, node: Node, name: str, args: tuple[Any, ...], kw
     if dtype.kind != "f":
         raise Unsupported(f"{name} with dtype {dtype}")
     total = reduce_value(L, x, axes, True, "sum", acc, lambda e: cast(e, acc))
-    mean = _map(total, lambda e: Op("divide", (e, Const(count, acc)), acc))
+    mean = _map(total, lambda e: Op("divide", (e, size_value(count, acc)), acc))
     if name == "mean":
         return _finish(mean, axes, keepdims, dtype, shape)
     ddof = bound.get("ddof", 0)
@@ -144,11 +145,16 @@ def lower_reduction(L: Lowerer, node: Node, name: str, args: tuple[Any, ...], kw
     squares = TensorValue(x.shape, acc, lambda index: _square(Op("subtract", (cast(x.at(index), acc),
                                                                               centred.at(index)), acc)))
     var_sum = reduce_value(L, squares, axes, True, "sum", acc)
-    divisor = max(count - ddof, 0)
-    var = _map(var_sum, lambda e: Op("divide", (e, Const(divisor, acc)), acc))
+    divisor = sympy.Max(count - ddof, 0) if is_symbolic(count) else max(count - ddof, 0)
+    var = _map(var_sum, lambda e: Op("divide", (e, size_value(divisor, acc)), acc))
     if name == "std":
         var = _map(var, lambda e: Op("sqrt", (e,), acc))
     return _finish(var, axes, keepdims, dtype, shape)
+
+
+def size_value(n: Any, dtype: np.dtype) -> Expr:
+    """A count as a value: a constant, or the run-time value of a symbolic size."""
+    return IndexValue(n, dtype) if is_symbolic(n) else Const(n, dtype)
 
 
 def _square(e: Expr) -> Expr:
@@ -201,7 +207,7 @@ def lower_norm(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[str, 
     dtype = meta.dtype
     axes = normalize_axes(axis, x.ndim)
     total = reduce_value(L, x, axes, keepdims, "sum", dtype, lambda e: _square(cast(e, dtype)),
-                         tuple(int(n) for n in meta.shape))
+                         sizes(meta.shape))
     return _map(total, lambda e: Op("sqrt", (e,), dtype))
 
 

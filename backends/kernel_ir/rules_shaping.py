@@ -15,14 +15,14 @@ from ...fx_ir import Node
 from .exprs import Const, Expr, IndexValue, cast, where
 from .lowering import Constant, Lowerer, Unsupported, node_meta, rule
 from .rules_elementwise import as_value, check_dtypes
-from .values import (TensorValue, broadcast_to, clamp, parse_basic_index, permute, remap, reshape)
+from .values import (TensorValue, broadcast_to, clamp, parse_basic_index, permute, remap, reshape, sizes)
 
 
 def _meta_shape(node: Node) -> tuple[int, ...]:
     meta = node_meta(node)
     if meta is None or not meta.is_static:
         raise Unsupported("no static shape recorded")
-    return tuple(int(n) for n in meta.shape)
+    return sizes(meta.shape)
 
 
 def _array(x: Any, what: str) -> TensorValue:
@@ -202,7 +202,7 @@ def _filled(node: Node, value: Any) -> TensorValue:
         raise Unsupported("no static shape")
     check_dtypes(meta.dtype)
     const = Const(value, meta.dtype)
-    return TensorValue(tuple(int(n) for n in meta.shape), meta.dtype, lambda index: const)
+    return TensorValue(sizes(meta.shape), meta.dtype, lambda index: const)
 
 
 @rule(np.zeros, np.zeros_like, np.empty, np.empty_like)
@@ -256,7 +256,7 @@ def lower_eye(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[str, A
         raise Unsupported("eye with an offset diagonal")
     dtype = meta.dtype
     one, zero = Const(1, dtype), Const(0, dtype)
-    return TensorValue(tuple(int(n) for n in meta.shape), dtype,
+    return TensorValue(sizes(meta.shape), dtype,
                        lambda index: where(IndexValue(sympy.Eq(index[0], index[1]), bool), one, zero))
 
 

@@ -11,7 +11,7 @@ import sympy
 
 from .exprs import Expr, Reduce, index_var, walk
 from .program import Axis, Kernel, Store
-from .values import Buffer, TensorValue
+from .values import Buffer, TensorValue, is_symbolic
 
 # Output axes up to this long are never split across programs (coordinates, keepdims axes, stacks of
 # a few arrays): reductions consumed along them are then computed once per program.
@@ -79,7 +79,7 @@ def allocate_axes(shape: tuple[int, ...], xs: Sequence[sympy.Symbol],
             var_axis[var] = len(axes)
             axes.append(Axis(extent[var], "full", [var]))
     for axis in axes:
-        if len(axis.vars) > 1 or axis.extent <= SMALL_AXIS:
+        if len(axis.vars) > 1 or (not is_symbolic(axis.extent) and axis.extent <= SMALL_AXIS):
             axis.role = "full"
     return axes, var_axis
 

@@ -42,7 +42,7 @@ class Buffer:
         return self.kind != "temp"
 
     @property
-    def size(self) -> int:
+    def size(self) -> Any:
         return math.prod(self.shape)
 
     def offset(self, index: Sequence[Any]) -> sympy.Expr:
@@ -53,12 +53,23 @@ class Buffer:
         return f"{self.name}: {self.kind} {self.dtype}{list(self.shape)}"
 
 
-def c_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    strides, step = [], 1
+def c_strides(shape: Sequence[Any]) -> tuple[Any, ...]:
+    strides: list[Any] = []
+    step: Any = 1
     for n in reversed(shape):
         strides.append(step)
-        step *= max(int(n), 1)
+        step = step * n if is_symbolic(n) else step * max(int(n), 1)  # a symbolic size is >= 2
     return tuple(reversed(strides))
+
+
+def is_symbolic(n: Any) -> bool:
+    """A size known only at run time (a sympy expression of the graph's size symbols)."""
+    return isinstance(n, sympy.Basic) and not n.is_number
+
+
+def sizes(shape: Sequence[Any]) -> tuple[Any, ...]:
+    """A shape with concrete sizes as ints and symbolic ones as sympy expressions."""
+    return tuple(n if is_symbolic(n) else int(n) for n in shape)
 
 
 @dataclass(eq=False)
@@ -183,8 +194,8 @@ class BasicIndex:
     None for an inserted axis."""
 
     shape: tuple[int, ...]
-    fixed: dict[int, int]
-    slices: dict[int, tuple[int, int, int]]
+    fixed: dict[int, Any]                    # sizes and positions may be symbolic
+    slices: dict[int, tuple[Any, int, Any]]
     out_dims: list[int | None]
 
     def to_source(self, index: Index) -> list[Any]:
@@ -250,6 +261,18 @@ def parse_basic_index(shape: tuple[int, ...], index: Any) -> BasicIndex | None:
         n = shape[dim]
         if isinstance(item, (bool, np.bool_)):
             return None
+        if is_symbolic(n):
+            # a size known only at run time (>= 2): whole slices, and positions valid for every size
+            if isinstance(item, slice) and item == slice(None):
+                slices[dim] = (0, 1, n)
+                out_dims.append(dim)
+                out_shape.append(n)
+            elif isinstance(item, (int, np.integer)) and -2 <= int(item) < 2:
+                fixed[dim] = int(item) if item >= 0 else n + int(item)
+            else:
+                return None
+            dim += 1
+            continue
         if isinstance(item, (int, np.integer)):
             pos = int(item)
             if not -n <= pos < n:

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ...fx_ir import GraphModule, fingerprint
+from ...fx_ir import GraphModule, TensorMeta, fingerprint
 from ..kernel_ir import Program, lower_graph, specialize
+from ..kernel_ir.values import is_symbolic
 from ..registry import register_backend
 from .codegen import KernelSource, KernelWriter, TileConfig
 from .device import Device, TritonUnavailable, select_device
@@ -38,6 +39,7 @@ class CompiledGraph:
         self.respecialize = respecialize
         self.signature = [(b.shape, b.dtype) if (b := program.buffers.get(name)) is not None else None
                           for name in program.placeholders]
+        self.symbolic = any(is_symbolic(n) for sig in self.signature if sig for n in sig[0])
         self._others: dict[Any, CompiledGraph] = {}
 
     def __call__(self, *args: Any) -> Any:
@@ -54,7 +56,13 @@ class CompiledGraph:
 
     def fits(self, args: tuple[Any, ...]) -> bool:
         for arg, sig in zip(args, self.signature):
-            if sig is not None and (getattr(arg, "shape", None) != sig[0] or getattr(arg, "dtype", None) != sig[1]):
+            if sig is None:
+                continue
+            shape = getattr(arg, "shape", None)
+            if shape is None or len(shape) != len(sig[0]) or getattr(arg, "dtype", None) != sig[1]:
+                return False
+            # a symbolic size takes any value but 0 and 1 (those broadcast differently: specialized)
+            if not all(n >= 2 if is_symbolic(s) else n == s for n, s in zip(shape, sig[0])):
                 return False
         return True
 
@@ -80,11 +88,17 @@ class TritonBackend:
 
     def __init__(self, config: TileConfig | None = None) -> None:
         self.config = config
-        self._cache: dict[str, tuple[Program, dict[str, KernelSource], str]] = {}
+        self._cache: dict[str, tuple[Program, dict[str, KernelSource], str] | None] = {}
+        self.modules_made = 0  # Triton modules generated (a cache hit, or a size that fits, makes none)
 
     def __call__(self, graph_module: GraphModule, example_inputs: list[Any]) -> CompiledGraph:
         start = time.perf_counter()
         device = select_device()
+        if has_symbolic_sizes(graph_module):
+            compiled = self.compile_for_every_size(graph_module, example_inputs, device, start)
+            if compiled is not None:
+                return compiled
+            graph_module = specialize(graph_module, example_inputs)  # kernels for these sizes only
         key = self.cache_key(graph_module, example_inputs, device)
         cached = self._cache.get(key)
         if cached is None:
@@ -97,6 +111,31 @@ class TritonBackend:
         launcher = self.launcher(program, kernels, src, device)
         return CompiledGraph(program, src, launcher, time.perf_counter() - start,
                              lambda args: self(specialize(graph_module, args), args))
+
+    def compile_for_every_size(self, gm: GraphModule, example_inputs: list[Any], device: Device,
+                               start: float) -> CompiledGraph | None:
+        """Kernels that take the graph's symbolic sizes as arguments: one compile serves every size
+        that passes the guards. None when some node needs its sizes known (it falls back, or the
+        kernel cannot be written for a run-time size): then kernels are made per shape."""
+        key = f"{fingerprint(gm)}:{symbolic_layout(gm)}:{device.name}:{self.tile_config(device)}"
+        if key not in self._cache:
+            try:
+                program = lower_graph(gm, example_inputs, SUPPORTED_OPS)
+                if program.fallbacks:
+                    raise NotImplementedError(", ".join(f"{n}: {why}" for n, why in program.fallbacks))
+                if log.isEnabledFor(logging.DEBUG):
+                    log.debug("[kernels] for every size\n%s", program.describe())
+                self._cache[key] = (program, *self.triton_src(program, device))
+            except (NotImplementedError, TypeError, ValueError) as why:
+                log.info("triton backend: kernels made per shape, not for every size: %s", why)
+                self._cache[key] = None
+        cached = self._cache[key]
+        if cached is None:
+            return None
+        program, kernels, src = cached
+        launcher = self.launcher(program, kernels, src, device)
+        return CompiledGraph(program, src, launcher, time.perf_counter() - start,
+                             lambda args: self(specialize(gm, args), args))
 
     def cache_key(self, gm: GraphModule, example_inputs: list[Any], device: Device) -> str:
         layout = [(a.shape, a.dtype.str) if isinstance(a, np.ndarray) else type(a).__name__ for a in example_inputs]
@@ -122,6 +161,7 @@ class TritonBackend:
         config = self.tile_config(device)
         kernels = {k.name: KernelWriter(k, program.buffers, config).write() for k in program.kernels}
         src = module_source(list(kernels.values()), device.interpreted, PRELUDE)
+        self.modules_made += 1
         if log.isEnabledFor(logging.DEBUG):
             log.debug("[triton_src]\n%s", src)
         return kernels, src
@@ -129,6 +169,16 @@ class TritonBackend:
     def launcher(self, program: Program, kernels: dict[str, KernelSource], src: str, device: Device) -> Launcher:
         module = load_module(src)
         return Launcher(program, kernels, module, device)
+
+
+def has_symbolic_sizes(gm: GraphModule) -> bool:
+    return any(isinstance(m := n.meta.get("val"), TensorMeta) and not m.is_static
+               for n in gm.graph.nodes if n.op == "placeholder")
+
+
+def symbolic_layout(gm: GraphModule) -> list[Any]:
+    return [(tuple(map(str, m.shape)), m.dtype.str) if isinstance(m := n.meta.get("val"), TensorMeta) else None
+            for n in gm.graph.nodes if n.op == "placeholder"]
 
 
 triton_backend: Callable[..., Any] = register_backend(TritonBackend(), name="triton")

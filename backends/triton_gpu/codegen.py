@@ -7,11 +7,14 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterator
+from typing import Any
 from dataclasses import dataclass, field
 
 import numpy as np
 import sympy
 
+from ..kernel_ir.exprs import is_index_var
+from ..kernel_ir.values import is_symbolic
 from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, Store, walk
 from .emitters import EMITTERS, IndexPrinter, tl_dtype
 
@@ -31,8 +34,13 @@ class KernelSource:
     src: str
     buffers: list[str]                      # pointer arguments, in order
     strides: list[tuple[str, int]]          # then one stride argument per (buffer, dim)
-    grid: int
+    grid: Any                               # programs: an int, or a sympy expression of the sizes
     blocks: list[int] = field(default_factory=list)
+    sizes: list[str] = field(default_factory=list)  # then one argument per size symbol
+
+
+def _cdiv(n: Any, b: int) -> Any:
+    return sympy.floor((n + b - 1) / b) if is_symbolic(n) else -(-n // b)
 
 
 def next_pow2(n: int) -> int:
@@ -78,8 +86,8 @@ class KernelWriter:
         self.indent = "    "
         self.count = 0  # names t0, t1, ... (never reused: loops drop their own from the caches)
         self.blocks = self.choose_blocks()
-        self.counts = [1 if a.role == "full" else -(-a.extent // b) for a, b in zip(kernel.axes, self.blocks)]
-        self.masked = [(a.extent % b if i == self.loop_axis else self.counts[i] * b != a.extent) != 0
+        self.counts: list[Any] = [1 if a.role == "full" else _cdiv(a.extent, b) for a, b in zip(kernel.axes, self.blocks)]
+        self.masked = [is_symbolic(a.extent) or (a.extent % b if i == self.loop_axis else self.counts[i] * b != a.extent) != 0
                        for i, (a, b) in enumerate(zip(kernel.axes, self.blocks))]
 
     # -- tiles --------------------------------------------------------------------------------------
@@ -91,12 +99,19 @@ class KernelWriter:
             if i == self.loop_axis:
                 blocks[i] = floor_pow2(self.config.max_row)
             elif a.role == "full":
+                if is_symbolic(a.extent):
+                    raise NotImplementedError("a second reduced axis of a size known only at run time")
                 blocks[i] = max(next_pow2(a.extent), 16 if i in self.dot_axes else 1)
         remaining = max(1, self.config.max_tile // math.prod(b for b in blocks if b))
         for i in reversed(range(len(axes))):
             if axes[i].role != "grid":
                 continue
-            b = min(next_pow2(axes[i].extent), floor_pow2(remaining))
+            if is_symbolic(axes[i].extent):
+                if i in self.dot_axes:
+                    raise NotImplementedError("tl.dot over a size known only at run time")
+                b = min(floor_pow2(remaining), 1024)
+            else:
+                b = min(next_pow2(axes[i].extent), floor_pow2(remaining))
             if i in self.dot_axes:
                 b = max(b, 16)
             blocks[i] = max(b, 1)
@@ -107,8 +122,29 @@ class KernelWriter:
         """The longest reduced axis, when it is longer than max_row (and is not a tl.dot's K): the
         kernel loops over it in chunks, once per reduction over it and once for the stores."""
         reduced = {self.k.var_axis[r.var] for r in self.k.reductions()} - self.dot_axes
+        # a size known only at run time is always looped over (the kernel serves every size)
+        runtime = [i for i in reduced if is_symbolic(self.k.axes[i].extent)]
+        if runtime:
+            return runtime[0]
         long = [i for i in reduced if self.k.axes[i].extent > self.config.max_row]
         return max(long, key=lambda i: self.k.axes[i].extent) if long else None
+
+    def size(self, n: Any) -> str:
+        """A size as source: a number, or an expression of the kernel's size arguments."""
+        return self.print_index(sympy.sympify(n)) if is_symbolic(n) else str(n)
+
+    def size_symbols(self) -> list[str]:
+        """The graph's size symbols the kernel uses (its size arguments, after the strides)."""
+        k = self.k
+        found: set[sympy.Symbol] = set()
+        exprs: list[Any] = [a.extent for a in k.axes] + [s.index for s in k.stores] + [s.mask for s in k.stores]
+        for e in walk(s.value for s in k.stores):
+            exprs.append(e.index if isinstance(e, Load) else e.expr if isinstance(e, IndexValue) else
+                         e.extent if isinstance(e, Reduce) else 0)
+        for e in exprs:
+            if isinstance(e, sympy.Basic):
+                found |= {s for s in e.free_symbols if not is_index_var(s) and not s.name.startswith("s_")}
+        return sorted(s.name for s in found)
 
     def shape(self, axes: set[int]) -> list[int]:
         return [self.blocks[i] if i in axes else 1 for i in range(self.rank)]
@@ -279,13 +315,14 @@ class KernelWriter:
             if buf.runtime_strides:
                 used = set().union(*(s.index.free_symbols for s in k.stores)) | self.used_symbols()
                 strides += [(name, d) for d, s in enumerate(buf.strides) if s in used]
-        params = [f"{b}_ptr" for b in buffers] + [f"s_{b}_{d}" for b, d in strides]
+        sizes = self.size_symbols()
+        params = [f"{b}_ptr" for b in buffers] + [f"s_{b}_{d}" for b, d in strides] + sizes
         head = [f"@triton.jit", f"def {k.name}({', '.join(params)}):"]
         head += [f"    # {line}" for line in k.describe().splitlines()[:1]]
         head.append("    pid = tl.program_id(0)")
         head += self.axis_lines()
         src = "\n".join(head + body) + "\n"
-        return KernelSource(k.name, src, buffers, strides, math.prod(self.counts), self.blocks)
+        return KernelSource(k.name, src, buffers, strides, math.prod(self.counts), self.blocks, sizes)
 
     def used_symbols(self) -> set[sympy.Symbol]:
         found: set[sympy.Symbol] = set()
@@ -308,15 +345,15 @@ class KernelWriter:
                 continue  # defined by each loop over its chunks
             if axis.role == "grid":
                 later = math.prod(self.counts[g] for g in grid if g > i)
-                pid = "pid" if later == 1 else f"(pid // {later})"
+                pid = "pid" if later == 1 else f"(pid // {self.size(later)})"
                 if grid[0] != i:
-                    pid = f"({pid} % {self.counts[i]})"
-                start = f"{pid} * {self.blocks[i]} + " if self.counts[i] > 1 else ""
+                    pid = f"({pid} % {self.size(self.counts[i])})"
+                start = f"{pid} * {self.blocks[i]} + " if is_symbolic(self.counts[i]) or self.counts[i] > 1 else ""
                 lines.append(f"    a{i} = {start}{arange}  # {vars_} < {axis.extent}, {self.counts[i]} blocks")
             else:
                 lines.append(f"    a{i} = {arange}  # {vars_} < {axis.extent}")
             if self.masked[i]:
-                lines.append(f"    m{i} = a{i} < {axis.extent}")
+                lines.append(f"    m{i} = a{i} < {self.size(axis.extent)}")
         return lines
 
     def store_lines(self, stores: list[Store]) -> list[str]:
@@ -373,12 +410,12 @@ class KernelWriter:
         sel = ", ".join(":" if d == k else "None" for d in range(self.rank))
         arange = f"tl.arange(0, {self.blocks[k]})" + (f"[{sel}]" if self.rank > 1 else "")
         names, by_text, indent = dict(self.names), dict(self.by_text), self.indent
-        self.lines.append(f"{indent}for start{k} in range(0, {axis.extent}, {self.blocks[k]}):")
+        self.lines.append(f"{indent}for start{k} in range(0, {self.size(axis.extent)}, {self.blocks[k]}):")
         self.indent = indent + "    "
         vars_ = " ".join(str(v) for v in axis.vars)
         self.lines.append(f"{self.indent}a{k} = start{k} + {arange}  # {vars_} < {axis.extent}, looped")
         if self.masked[k]:
-            self.lines.append(f"{self.indent}m{k} = a{k} < {axis.extent}")
+            self.lines.append(f"{self.indent}m{k} = a{k} < {self.size(axis.extent)}")
         try:
             yield
         finally:

@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+import sympy
 
 from ...fx_ir import map_aggregate
 from ..kernel_ir import HostStep, Kernel, Program, Ref
@@ -77,6 +78,7 @@ class Launcher:
         program, device = self.program, self.device
         host: dict[str, Any] = dict(program.constants)
         host.update(zip(program.placeholders, args))
+        self.bindings = self.bind_sizes(args)
         dev: dict[str, Any] = {}
         stale_host: set[str] = set()     # buffers written on the device since the host last saw them
 
@@ -124,13 +126,31 @@ class Launcher:
         for name in kernel.writes():
             if name not in dev:
                 buf = self.program.buffers[name]
-                dev[name] = on_device(name) if buf.kind == "input" else self.device.empty(buf.shape, buf.dtype)
+                shape = tuple(self.evaluate(n) for n in buf.shape)
+                dev[name] = on_device(name) if buf.kind == "input" else self.device.empty(shape, buf.dtype)
         arrays = [on_device(name) for name in source.buffers]
         strides = [self.device.strides(dev[b])[d] for b, d in source.strides]
-        launch = self.functions[kernel.name][(source.grid,)]
+        strides += [self.bindings[name] for name in source.sizes]
+        launch = self.functions[kernel.name][(self.evaluate(source.grid),)]
         # the interpreter computes padding lanes too (0/0 there): NumPy must not warn about them
         with np.errstate(all="ignore"):
             launch(*(self.device.argument(a) for a in arrays), *strides)
+
+    def bind_sizes(self, args: tuple[Any, ...]) -> dict[str, int]:
+        """The size symbols' values for this call, read off the inputs whose sizes they are."""
+        bindings: dict[str, int] = {}
+        for name, arg in zip(self.program.placeholders, args):
+            buf = self.program.buffers.get(name)
+            if buf is not None:
+                for n, actual in zip(buf.shape, np.shape(arg)):
+                    if isinstance(n, sympy.Symbol):
+                        bindings[n.name] = int(actual)
+        return bindings
+
+    def evaluate(self, n: Any) -> int:
+        if isinstance(n, sympy.Basic) and not n.is_number:
+            return int(n.subs({s: self.bindings[s.name] for s in n.free_symbols}))
+        return int(n)
 
     def run_host(self, step: HostStep, on_host: Callable[[str], Any], host: dict[str, Any]) -> None:
         def value(x: Any) -> Any:

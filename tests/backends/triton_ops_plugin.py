@@ -14,6 +14,7 @@ from typing import Any
 os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported
 
 import numpy as np  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fx_ir" / "ops"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -24,6 +25,9 @@ from dynamo.backends.triton_gpu import TritonBackend  # noqa: E402
 from dynamo.fx_ir import Graph, GraphModule, map_aggregate  # noqa: E402
 from dynamo.fx_ir.ops import Attribute, Method  # noqa: E402
 
+# the interpreter makes every example slow: hypothesis must not call that too slow (the examples stay)
+settings.register_profile("triton_corpus", suppress_health_check=list(HealthCheck))
+settings.load_profile("triton_corpus")
 _original_check = ops_harness.check
 _backend = TritonBackend()
 STATS: dict[str, Any] = {"checked": 0, "compiled": 0, "kernels": 0, "fallbacks": 0}
