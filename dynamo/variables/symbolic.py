@@ -104,6 +104,16 @@ class SymbolicIntVariable(VariableTracker):
                             for s in sorted(self.expr.free_symbols, key=str) if s in self.output.shape_env.symbols)
         return f"the size {self.expr} ({origins})"
 
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        # n.bit_length(), n.real: what a plain int does, on its value
+        return ConstantVariable(self.specialize(f"its attribute {name} is read")).var_getattr(tx, name)
+
+    def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        return ConstantVariable(self.specialize(f"its method {name} is called")).call_method(tx, name, args, kwargs)
+
+    def has_attribute(self, tx: "Tx", name: str) -> bool:
+        return hasattr(int, name)
+
     def truth_value(self, tx: "Tx") -> bool:
         return not self.output.shape_env.decide_relation(sympy.Eq(self.expr, 0))
 

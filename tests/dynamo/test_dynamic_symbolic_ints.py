@@ -229,3 +229,12 @@ def test_a_size_is_the_value_read_even_when_its_source_is_replaced_later():
         plain.data, traced.data = np.ones(k), np.ones(k)
         assert compiled(traced) == f(plain) == k + 1
         assert traced.n == plain.n == k + 1 and traced.data.shape == (3,)
+
+
+def test_methods_and_attributes_of_a_size_work_on_its_value():
+    def f(x):
+        n = len(x)
+        return x * n.bit_length(), n.real, n.__add__(1), hasattr(n, "imag")
+
+    compiled = run_sizes(f, [((5,),), ((9,),)])
+    assert graph_breaks(compiled) == [] and len(frames(compiled)) == 2  # specialized, no break
