@@ -79,10 +79,11 @@ class NumpyBackend:
             if spec.layout_function is not None:
                 decide_here = functools.partial(decide, machine=plan.machine)
                 namespace[spec.loop_global] = DynamicLoop(namespace[spec.kernel_function], namespace[spec.layout_function],
-                                                          decide_here, [(dtype, axis) for _, dtype, axis in spec.slots])
+                                                          decide_here, [(dtype, axis) for _, dtype, axis in spec.slots],
+                                                          plan.machine.busy_load)
                 continue
             namespace[spec.loop_global] = BlockedLoop(namespace[spec.kernel_function], spec.extent, spec.block,
-                                                      spec.threads, spec.slots)
+                                                      spec.threads, spec.slots, busy_load=plan.machine.busy_load)
         function = namespace[source.function_name]
         weakref.finalize(function, linecache.cache.pop, filename, None)
         function.plan = plan

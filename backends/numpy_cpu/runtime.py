@@ -8,6 +8,7 @@ import contextvars
 import itertools
 import os
 import threading
+import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -33,6 +34,26 @@ def _thread_pool(workers: int) -> ThreadPoolExecutor:
             _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dynamo-numpy")
             _pool_pid = os.getpid()
         return _pool
+
+
+_load = [-1.0, 0.0]  # when the load average was last read (monotonic seconds), and its value
+
+
+def busy(limit: float | None) -> bool:
+    """True if the 1-minute load average is above `limit` (read at most twice a second).
+
+    Our own threads count in it too, so the limit sits a core above the machine's count.
+    """
+    if limit is None:
+        return False
+    now = time.monotonic()
+    if now - _load[0] > 0.5:
+        try:
+            _load[1] = os.getloadavg()[0]
+        except OSError:  # no load average on this platform: assume a free core
+            _load[1] = 0.0
+        _load[0] = now
+    return _load[1] > limit
 
 
 def c_ordered(*arrays: Any) -> bool:
@@ -81,40 +102,59 @@ def overlaps(target: np.ndarray, *arrays: Any) -> bool:
 
 
 class ScratchSet:
-    """One thread's scratch buffers for a kernel: full blocks, and views for the shorter last block."""
+    """One thread's scratch buffers for a kernel: full blocks, and views of them for a shorter last block."""
 
-    def __init__(self, slots: list[tuple[tuple[int, ...], np.dtype, int]], block: int, tail: int) -> None:
+    def __init__(self, slots: list[tuple[tuple[int, ...], np.dtype, int]], block: int) -> None:
         self.nbytes = 0
-        full, short = [], []
+        full = []
+        self.axes = [axis for _, _, axis in slots]
         for shape, dtype, axis in slots:
             block_shape = tuple(block if i == axis else size for i, size in enumerate(shape))
             buffer = np.empty(block_shape, dtype)
             self.nbytes += buffer.nbytes
             full.append(buffer)
-            index = tuple(slice(0, tail) if i == axis else slice(None) for i in range(len(shape)))
-            short.append(buffer[index])
-        self.full, self.tail = tuple(full), tuple(short)
+        self.full = tuple(full)
+        self._tails: dict[int, tuple[np.ndarray, ...]] = {}
+
+    def tail(self, rows: int) -> tuple[np.ndarray, ...]:
+        """The buffers cut to `rows` along their block axes (kept: a loop asks for the same few)."""
+        views = self._tails.get(rows)
+        if views is None:
+            if len(self._tails) >= 8:
+                self._tails.clear()
+            views = tuple(b[(slice(None),) * axis + (slice(0, rows),)] for b, axis in zip(self.full, self.axes))
+            self._tails[rows] = views
+        return views
+
+
+def scratch_key(slots: list[tuple[tuple[int, ...], np.dtype, int]], block: int) -> tuple[Any, ...]:
+    """What decides whether two loops can share scratch sets: the shapes and dtypes of their blocks."""
+    return tuple((tuple(block if i == axis else n for i, n in enumerate(shape)), dtype, axis)
+                 for shape, dtype, axis in slots)
 
 
 class BlockedLoop:
     """Runs `kernel(lo, hi, scratch, *arrays)` over [0, extent) in blocks; one per kernel, built at compile time.
 
-    Scratch sets are pooled, so concurrent calls of a compiled function never share one.
+    Scratch sets are pooled, so concurrent calls of a compiled function never share one; loops of
+    one dynamic kernel whose blocks have the same shapes share their pool (`free`).
     """
 
     def __init__(self, kernel: Callable[..., Any], extent: int, block: int, threads: int,
-                 slots: list[tuple[tuple[int, ...], np.dtype, int]]) -> None:
+                 slots: list[tuple[tuple[int, ...], np.dtype, int]], free: list[ScratchSet] | None = None,
+                 busy_load: float | None = None) -> None:
         self.kernel, self.extent, self.block, self.threads = kernel, extent, block, threads
+        self.busy_load = busy_load
         self.slots = slots
         self.blocks = -(-extent // block)
         self.tail = extent - (self.blocks - 1) * block if self.blocks else 0
-        self._free: list[ScratchSet] = []
+        self._free: list[ScratchSet] = [] if free is None else free
 
     def _acquire(self) -> ScratchSet:
         try:
             scratch = self._free.pop()
         except IndexError:
-            return ScratchSet(self.slots, self.block, self.tail)
+            return ScratchSet(self.slots, self.block)
         _scratch_cached[0] -= scratch.nbytes
         return scratch
 
@@ -124,7 +164,7 @@ class BlockedLoop:
             self._free.append(scratch)
 
     def __call__(self, *arrays: Any) -> None:
-        if self.threads <= 1:
+        if self.threads <= 1 or busy(self.busy_load):
             scratch = self._acquire()
             try:
                 self._run(iter(range(self.blocks)), scratch, arrays, [False])
@@ -135,7 +175,7 @@ class BlockedLoop:
 
     def _run(self, indices: Any, scratch: ScratchSet, arrays: tuple[Any, ...], stop: list[bool]) -> None:
         kernel, block, extent, last = self.kernel, self.block, self.extent, self.blocks - 1
-        full, tail = scratch.full, scratch.tail
+        full, tail = scratch.full, scratch.tail(self.tail)
         for i in indices:
             if i > last or stop[0]:
                 return
@@ -184,15 +224,19 @@ class DynamicLoop:
     """A kernel of symbolic sizes: `loop(sizes, *arrays)` blocks it for those sizes (the symbols' values).
 
     `layout(*sizes)` returns (extent, row bytes, row elements, work, scratch slot shapes); the
-    resulting BlockedLoop (with its pooled scratch) is kept for the last few distinct sizes.
+    resulting BlockedLoop is kept for the last few distinct sizes. Loops whose blocks have the same
+    shapes (sizes that differ only along the block axis, past one block) share scratch sets.
     """
 
     KEEP = 4
 
     def __init__(self, kernel: Callable[..., Any], layout: Callable[..., Any],
-                 decide: Callable[[int, int, int, float], Any], slots: list[tuple[np.dtype, int]]) -> None:
+                 decide: Callable[[int, int, int, float], Any], slots: list[tuple[np.dtype, int]],
+                 busy_load: float | None = None) -> None:
         self.kernel, self.layout, self.decide, self.slots = kernel, layout, decide, slots
+        self.busy_load = busy_load
         self._loops: dict[tuple[int, ...], BlockedLoop] = {}
+        self._pools: dict[tuple[Any, ...], list[ScratchSet]] = {}
 
     def loop_for(self, sizes: tuple[int, ...]) -> BlockedLoop:
         loop = self._loops.get(sizes)
@@ -201,13 +245,18 @@ class DynamicLoop:
         extent, row_bytes, row_elements, work, shapes = self.layout(*sizes)
         b = self.decide(extent, row_bytes, row_elements, work)
         slots = [(shape, dtype, axis) for shape, (dtype, axis) in zip(shapes, self.slots)]
-        loop = BlockedLoop(self.kernel, extent, b.block, b.threads, slots)
-        if len(self._loops) >= self.KEEP:
-            try:  # drop the oldest (sizes seen long ago); another thread may be doing the same
-                del self._loops[next(iter(self._loops))]
-            except (StopIteration, KeyError, RuntimeError):
-                pass
+        free = self._pools.setdefault(scratch_key(slots, b.block), [])
+        loop = BlockedLoop(self.kernel, extent, b.block, b.threads, slots, free, self.busy_load)
         self._loops[sizes] = loop
+        while len(self._loops) > self.KEEP:  # drop the oldest sizes, and scratch no kept loop uses
+            try:
+                del self._loops[next(iter(self._loops))]
+            except (StopIteration, KeyError, RuntimeError):  # another thread got there first
+                break
+            live = {id(kept._free) for kept in list(self._loops.values())}
+            for key, pool in list(self._pools.items()):
+                if id(pool) not in live and self._pools.pop(key, None) is not None:
+                    _scratch_cached[0] -= sum(scratch.nbytes for scratch in pool)
         return loop
 
     def __call__(self, sizes: tuple[int, ...], *arrays: Any) -> None:

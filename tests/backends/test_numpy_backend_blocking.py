@@ -219,3 +219,25 @@ def test_kernels_that_need_each_other_are_not_kept_together() -> None:
     assert _cyclic_kernels(gm.graph, [kernel_a, kernel_b])
     assert not _cyclic_kernels(gm.graph, [kernel_a]) and not _cyclic_kernels(gm.graph, [kernel_b])
     check_graph(gm, [sample((10,), np.float64, RNG), sample((10,), np.float64, RNG)])
+
+
+def test_threads_stay_off_while_every_core_is_taken(monkeypatch) -> None:
+    import dataclasses
+    import os
+
+    from dynamo.backends.numpy_cpu import runtime
+
+    machine = dataclasses.replace(TINY, busy_load=3.0)
+    gm = build(2, lambda g, a, b: g.call_function(np.exp, (g.call_function(operator.mul, (a, b)),)))
+    inputs = [sample((4000,), np.float64, RNG), sample((4000,), np.float64, RNG)]
+    parallel = []
+    original = runtime.BlockedLoop._run_parallel
+    monkeypatch.setattr(runtime.BlockedLoop, "_run_parallel", lambda self, arrays: (parallel.append(1),
+                                                                                   original(self, arrays)))
+    for load, expected in ((9.5, 0), (0.2, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        monkeypatch.setattr(runtime, "_load", [-1.0, 0.0])  # read the (patched) load average again
+        parallel.clear()
+        check_graph(gm, inputs, machine)
+        assert len(parallel) == expected, f"load {load}"
+    assert this_machine().busy_load == this_machine().cores + 1.0
