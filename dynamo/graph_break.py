@@ -253,6 +253,8 @@ def _consumer(tx: "InstructionTranslator", position: int) -> str | None:
         inst, depth = facts.instructions[index], facts.stack_depth(index)
         if depth is None or depth <= position:
             return None
+        if inst.name == "CALL" and index and facts.instructions[index - 1].name == "PRECALL":
+            continue  # 3.11's PRECALL n (checked just before) already took the arguments' depth
         count = inst.arg if isinstance(inst.arg, int) else 0
         below = {"CALL": count + 2, "PRECALL": count + 2, "CALL_KW": count + 3,
                  "CALL_FUNCTION_EX": 3 + (count & 1)}.get(inst.name)

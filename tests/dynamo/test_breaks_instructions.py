@@ -4,6 +4,7 @@ loads, data-dependent jumps of every form, comprehensions (separate code objects
 inlined on 3.12+), calls inlined several levels deep, closures and cells, *args/**kwargs
 frames, methods, generators, and the very first instruction. Each compiled run must equal the
 plain run; the counts are exact."""
+import itertools
 import json
 import sys
 import zlib
@@ -703,3 +704,23 @@ def test_break_at_a_value_known_only_at_run_time(fn, category):
     run = compare(fn, arange(4))
     assert run.breaks[0].startswith(category) and run.fallbacks == []
     assert counts(run)[1] == 1
+
+
+class _Collector:
+    def __init__(self):
+        self.got = []
+
+    def add(self, pair, **attr):
+        self.got.append((list(pair[0]), list(pair[1]), attr))
+        return self.got
+
+
+def _method_call_with_star_star_around_a_break(box, xs, **attr):
+    # obj.m(..., **kw) keeps [NULL, bound method] below the arguments (CALL_FUNCTION_EX); the
+    # break is at a two-argument call above it (on 3.11 PRECALL 2 then CALL 2)
+    return box.add(itertools.tee(iter(xs), 2), **attr)
+
+
+def test_break_under_a_method_called_with_star_star_keeps_the_bound_method():
+    run = compare(_method_call_with_star_star_around_a_break, _Collector(), [1, 2, 3], w=1)
+    assert run.result == [([1, 2, 3], [1, 2, 3], {"w": 1})]
