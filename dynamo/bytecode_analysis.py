@@ -110,8 +110,21 @@ def _reads_writes(inst: Instr, cells: frozenset[str] = frozenset()) -> tuple[set
     return set(), set()
 
 
+# Bytecode that code objects were assembled from (resume functions): parsing them back would
+# give the same instructions, at the price of the dearest step of a graph break.
+_assembled_from: dict[types.CodeType, Bytecode] = {}
+
+
+def assembled_from(code: types.CodeType, source: Bytecode) -> None:
+    """`code` is `source.to_code()`: its analysis may start from `source` instead of a parse."""
+    _assembled_from[code] = source
+
+
 @lru_cache(maxsize=512)
 def _parsed(code: types.CodeType) -> Bytecode:
+    source = _assembled_from.pop(code, None)
+    if source is not None:
+        return source
     # the exception table's own depths are kept: resume functions jump into the middle of blocks
     return Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from bytecode import Bytecode, CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
 
 from . import bytecode_compat as compat
-from .bytecode_analysis import analyze, bytecode_of
+from .bytecode_analysis import analyze, assembled_from, bytecode_of
 
 _PROLOGUE = frozenset({"RESUME", "COPY_FREE_VARS", "MAKE_CELL", "RETURN_GENERATOR"})
 
@@ -73,6 +73,7 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     index = 0
     handlers: list = []  # the exception handlers active at the current point of the original
     covering = None  # those active at the yield before `target`
+    prologue_length = _prologue_length(facts)
     for item in source:
         if isinstance(item, TryBegin):
             handlers.append(item)
@@ -84,7 +85,7 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
             if index == target:
                 body.append(target_label)
             index += 1
-            if index <= _prologue_length(facts):
+            if index <= prologue_length:
                 continue  # the new prologue below replaces the original one
             if isinstance(item.arg, CellVar):  # a cell of the original is passed in the closure
                 item = item.copy()
@@ -146,6 +147,7 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
         resumed.flags &= ~inspect.CO_NESTED
     # the body is the original's, at the same depths; the prologue pushes what the original had
     result = resumed.to_code(stacksize=original.co_stacksize + 1, compute_exception_stack_depths=False)
+    assembled_from(result, resumed)
     _cache[key] = result
     # the new prologue replaces the original's and adds the stack loads and the jump
     prologue_instrs = sum(isinstance(item, Instr) for item in prologue)
