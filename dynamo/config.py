@@ -49,6 +49,10 @@ unroll_limit: int = 512
 # Python (a tracer that folded `(a,) * 2**31` or `sum(range(10**12))` would never finish).
 fold_size_limit: int = 100_000
 
+# Items of a list, tuple or dict read from the frame that are traced one by one, each with its
+# own guards (about a millisecond apiece to compile); past it the code from there runs in Python.
+container_size_limit: int = 1024
+
 # Bytecode instructions one frame (with everything it inlines) may interpret while tracing.
 trace_instruction_budget: int = 100_000
 

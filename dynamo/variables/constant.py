@@ -103,7 +103,7 @@ class ConstantVariable(VariableTracker):
         if isinstance(self.value, (str, bytes, range, frozenset)):
             from .builder import wrap_constant_result
 
-            check_container_size(len(self.value), f"unpacking {self.describe()}")
+            check_container_size(len(self.value), f"unpacking {self.describe()}", "fold_size_limit")
             return [wrap_constant_result(v) for v in self.value]
         return super().unpack(tx)
 

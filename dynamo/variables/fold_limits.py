@@ -83,16 +83,17 @@ def check_fold_size(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, A
                     "the operation runs in Python; raise dynamo.config.fold_size_limit to fold it")
 
 
-def check_container_size(length: int, what: str) -> None:
-    """A container with more items than config.fold_size_limit is not traced item by item."""
-    if length > config.fold_size_limit:
-        unsupported(Category.UNSUPPORTED_VALUE,
-                    f"{what} of {length} items is longer than config.fold_size_limit ({config.fold_size_limit})",
-                    "pass it as an array, or raise dynamo.config.fold_size_limit")
+def check_container_size(length: int, what: str, knob: str = "container_size_limit") -> None:
+    """A container with more items than the limit `knob` names is not traced item by item
+    (container_size_limit for those read from the frame, fold_size_limit for those made here)."""
+    limit = getattr(config, knob)
+    if length > limit:
+        unsupported(Category.UNSUPPORTED_VALUE, f"{what} of {length} items is longer than config.{knob} ({limit})",
+                    f"pass it as an array, or raise dynamo.config.{knob}")
 
 
 def repeated_length(items: list[Any], count: Any) -> int:
     """The count of `sequence * count` for a sequence tracked item by item, checked against the limit."""
     times = max(operator.index(count), 0)
-    check_container_size(len(items) * times, "a repeated sequence")
+    check_container_size(len(items) * times, "a repeated sequence", "fold_size_limit")
     return times

@@ -1,5 +1,6 @@
-"""Huge Python values are never built while tracing: repetition, powers, padding, walks of long
-ranges and long containers read from the frame run in Python past config.fold_size_limit."""
+"""Huge Python values are never built while tracing: repetition, powers, padding and walks of long
+ranges run in Python past config.fold_size_limit, long containers read from the frame past
+config.container_size_limit."""
 import numpy as np
 import pytest
 
@@ -51,10 +52,10 @@ def test_long_containers_in_the_frame_are_not_traced_item_by_item():
     def f(values, a):
         return len(values), a + 1
 
-    with dynamo.config.patch(fold_size_limit=100):
+    with dynamo.config.patch(container_size_limit=100):
         for values in ([1.5] * 101, tuple(range(101)), {i: i for i in range(101)}):
             assert_matches_python(f, values, np.arange(2))
         compiled = dynamo.compile(f, backend="eager")
         compiled(list(range(101)), np.arange(2))
-        assert any("fold_size_limit" in str(reason) for _, frame in compiled._dynamo_callback.compiled_frames
+        assert any("container_size_limit" in str(reason) for _, frame in compiled._dynamo_callback.compiled_frames
                    for reason in [frame.fallback_reason, *frame.breaks] if reason is not None)
