@@ -20,6 +20,10 @@ def add(x, y):
     return x + y
 
 
+def scale(x, n):
+    return x * n
+
+
 def measure(calls: int = 200_000) -> list[dict]:
     import numpy as np
 
@@ -39,6 +43,9 @@ def measure(calls: int = 200_000) -> list[dict]:
         ("array x, dynamic (s0, s1)", trivial, (x,), {}, True),
         ("arrays x + y, static shapes", add, (x, y), {}, False),
         ("arrays x + y, dynamic + Eq guards", add, (x, y), {}, True),
+        # an int argument: its value guarded (static), or a symbol >= 2 checked in C (dynamic)
+        ("x * n, static int n", scale, (x, 3), {}, False),
+        ("x * n, dynamic int n", scale, (x, 3), {}, True),
     ]:
         compiled = dynamo.compile(fn, backend="eager", dynamic=dynamic)
         compiled(*args, **kwargs)  # compile before timing
