@@ -278,9 +278,13 @@ def _ordered(expr: sympy.Expr, nonneg: bool) -> sympy.Basic:
     const, rest = expr.as_coeff_Add()
     if rest == 0:
         rest, const = expr, sympy.Integer(0)
-    if rest.could_extract_minus_sign():  # 20 - s0 >= 0 -> s0 <= 20
-        return sympy.Le(-rest, const) if nonneg else sympy.Gt(-rest, const)
-    return sympy.Ge(rest, -const) if nonneg else sympy.Lt(rest, -const)
+    terms = sympy.Add.make_args(rest)
+    neg = sympy.Add(*[-t for t in terms if t.could_extract_minus_sign()])
+    pos = sympy.Add(*[t for t in terms if not t.could_extract_minus_sign()])
+    if pos == 0:  # 20 - s0 >= 0 -> s0 <= 20
+        return sympy.Le(neg, const) if nonneg else sympy.Gt(neg, const)
+    # s1 - s0 >= 0 -> s1 >= s0
+    return sympy.Ge(pos, neg - const) if nonneg else sympy.Lt(pos, neg - const)
 
 
 def _equality(a: sympy.Expr, b: sympy.Expr, equal: bool) -> sympy.Basic:

@@ -19,7 +19,7 @@ from ..guards import GuardKind
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .fold_limits import check_fold_size, repeated_length
-from .symbolic import concrete, holds_symbolic, symbolic_extremum
+from .symbolic import concrete, holds_symbolic, not_the_same_object, symbolic_extremum
 
 if TYPE_CHECKING:
     from ..translator.core import InstructionTranslatorBase as Tx
@@ -447,6 +447,8 @@ def _is(negate: bool) -> Callable[..., VariableTracker | None]:
     def compare(tx: "Tx", a: VariableTracker, b: VariableTracker, /) -> VariableTracker | None:
         if a is b:
             return ConstantVariable(not negate)
+        if not_the_same_object(a, b):  # `n is None` of a size: False, without its value
+            return ConstantVariable(negate)
         if a.is_python_constant() and b.is_python_constant():
             if not _equal_values(a.as_python_constant(), b.as_python_constant()):
                 return None  # singletons, classes, functions, or unequal values: fold on the values

@@ -121,6 +121,8 @@ class SymbolicIntVariable(VariableTracker):
     def apply_operator(self, tx: "Tx", fn: Any, args: list[VariableTracker], position: int) -> VariableTracker | None:
         """Integer operators stay symbolic; None (the generic rules: folding, which specializes,
         or the graph for an array operand) for everything else."""
+        if fn in (operator.eq, operator.ne) and len(args) == 2 and not_the_same_object(*args):
+            return ConstantVariable(fn is operator.ne)  # n == None, n != "a": no value needed
         operands = [_size_of(a) for a in args]
         if any(o is None for o in operands):
             return None
@@ -169,6 +171,18 @@ def _size_of(value: VariableTracker) -> Any:
     if isinstance(value, ConstantVariable) and type(value.value) in (int, bool):
         return int(value.value)
     return None
+
+
+def _not_an_int(value: VariableTracker) -> bool:
+    """A constant that is no int (None, a str, a float, True): never equal to or the same object
+    as an int whose value is not known, whatever that value is (floats excepted for ==)."""
+    return (isinstance(value, ConstantVariable) and type(value.value) is not int
+            and not isinstance(value.value, (float, complex)) and type(value.value).__eq__ is not int.__eq__)
+
+
+def not_the_same_object(a: VariableTracker, b: VariableTracker) -> bool:
+    """`a is b` is False for a symbolic int and a constant of another type (`n is None`)."""
+    return (isinstance(a, SymbolicIntVariable) and _not_an_int(b)) or (isinstance(b, SymbolicIntVariable) and _not_an_int(a))
 
 
 def holds_symbolic(value: VariableTracker) -> bool:

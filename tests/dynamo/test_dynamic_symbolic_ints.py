@@ -238,3 +238,18 @@ def test_methods_and_attributes_of_a_size_work_on_its_value():
 
     compiled = run_sizes(f, [((5,),), ((9,),)])
     assert graph_breaks(compiled) == [] and len(frames(compiled)) == 2  # specialized, no break
+
+
+def test_identity_and_equality_with_other_types_need_no_value():
+    def f(x, n=None):
+        if n is None:  # the common default-argument pattern, with a dynamic int n
+            n = len(x)
+        m = len(x)
+        return x[:n] * 2, m is None, m == None, m != "a", m is not None  # noqa: E711
+
+    compiled = dynamo.compile(f, backend="eager", dynamic=True)
+    for k in (5, 9, 7):
+        x = np.arange(float(k))
+        assert same_value(compiled(x), f(x)) and same_value(compiled(x, 3), f(x, 3))
+    assert len(frames(compiled)) == 2  # n None, n an int: no value specialized
+    assert "s1 >= s0" in size_guards(compiled, 1)  # x[:n] is n long: n <= len(x), written readably
