@@ -44,6 +44,9 @@ def wrap_constant_result(value: Any) -> VariableTracker:
 _TRACKED_PER_TYPE = 64
 
 
+_VALUE_TYPES = frozenset({int, float, complex, bool, str, bytes, type(None)})
+
+
 class VariableBuilder:
     """Wraps one real value reached through `source`, installing the guards its kind needs."""
 
@@ -66,8 +69,11 @@ class VariableBuilder:
             handler = next((h for check, h in _BY_CHECK if check(value)), VariableBuilder.wrap_object)
         variable = handler(self, value, source)
         # Values wrapped as constants are compared by value; anything else (an IntEnum member
-        # included, though it is an int) is one object, reached by as many paths as it is.
-        if not isinstance(variable, ConstantVariable) and not isinstance(value, (types.ModuleType, types.FunctionType)):
+        # included, though it is an int) is one object, reached by as many paths as it is. A
+        # plain int is a value even when it is traced as a symbol: CPython shares small ints,
+        # and two 2s read from two places are two symbols, each with its own guards.
+        if not isinstance(variable, ConstantVariable) and type(value) not in _VALUE_TYPES \
+                and not isinstance(value, (types.ModuleType, types.FunctionType)):
             self._by_identity[id(value)] = (value, variable)
             if variable.identity_is_tracked():
                 # and two objects (a mutation through one is not seen through the other) must

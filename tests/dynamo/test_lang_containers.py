@@ -513,3 +513,24 @@ def test_unpacking_dicts_and_items():
         return x, a, b, key, value
 
     check(f, (A, {"p": 1, "q": 2}))
+
+
+def _add_edge(adjacency, u, v):
+    if u not in adjacency:
+        adjacency[u] = {}
+    adjacency[u][v] = True
+
+
+def _adjacency(edges):
+    adjacency = {}
+    for u, v in edges:
+        _add_edge(adjacency, u, v)
+    return adjacency
+
+
+def test_equal_ints_read_from_two_places_are_two_values():
+    # CPython shares small ints: once ints that change between calls are traced as symbols, the
+    # 2 of edges[1][0] is not "the same object" as the 2 of edges[0][1] (no guard said so)
+    compiled, _ = compile_with_counter(_adjacency)
+    for edges in ([(3, 4), (4, 5)], [(1, 2), (2, 3), (3, 4)], [(1, 2), (2, 3), (2, 4)], [(5, 2), (2, 5), (5, 5)]):
+        assert compiled(edges) == _adjacency(edges)
