@@ -430,7 +430,9 @@ def _delattr(tx: "Tx", obj: VariableTracker, name: VariableTracker, /) -> Variab
 
 
 def _callable(tx: "Tx", value: VariableTracker, /) -> VariableTracker:
-    return ConstantVariable(callable(value.python_type()) and hasattr(value.python_type(), "__call__"))
+    # CPython asks the type for a __call__ slot; hasattr(cls, "__call__") would find type.__call__
+    # (the metaclass's, which makes the class callable) on every class
+    return ConstantVariable(any("__call__" in vars(klass) for klass in value.python_type().__mro__))
 
 
 def _super(tx: "Tx", /, *args: VariableTracker) -> VariableTracker | None:

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 import dynamo
-from support import same_value, assert_matches_python, fallbacks, graph_breaks
+from support import same_value, assert_matches_python, compile_with_counter, fallbacks, graph_breaks
 
 A = np.arange(6.0).reshape(2, 3)
 B = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
@@ -667,3 +667,18 @@ def test_global_assigned_in_nested_function():
     compiled = dynamo.compile(f, backend="eager")
     np.testing.assert_array_equal(compiled(A), A + 5)
     assert _NESTED_GLOBAL == 5 and fallbacks(compiled) == []  # noqa: F821
+
+
+class _CallableObject:
+    def __call__(self):
+        return 1
+
+
+def test_callable_asks_the_type_for_a_call_slot():
+    def f(d, items, obj, fn, instance, array):
+        return (callable(d), callable(items), callable(obj), callable(fn), callable(len), callable(dict),
+                callable(instance), callable(_CallableObject), callable(array), callable(np.sum), callable(np.float64(1)))
+
+    args = ({1: 2}, [1], object(), f, _CallableObject(), np.ones(2))
+    compiled, _ = compile_with_counter(f)
+    assert compiled(*args) == f(*args) == (False, False, False, True, True, True, True, True, False, True, False)
