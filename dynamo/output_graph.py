@@ -2,6 +2,7 @@
 finishes it: compile with the backend and generate the code that replaces the frame."""
 from __future__ import annotations
 
+import operator
 import time
 import types
 from dataclasses import dataclass, field
@@ -185,6 +186,20 @@ class OutputGraph:
         finally:
             self.install_size_guards()
 
+    def _keep_unused_work(self) -> None:
+        """Plain Python computes a value even when nothing uses it, and computing it may raise
+        (an index out of bounds, an impossible cast) or warn (a division by zero): NumPy work
+        nothing uses stays in the graph. Reading a field of a multi-output result cannot fail."""
+        for node in self.graph.nodes:
+            if node.op not in ("call_function", "call_method") or node.users or node.target is getattr:
+                continue
+            if not isinstance(node.meta.get("val"), TensorMeta):
+                continue  # a size computed from shapes
+            source = node.args[0] if node.target is operator.getitem and node.args else None
+            if isinstance(getattr(source, "meta", {}).get("val"), (tuple, list)):
+                continue  # one item of a multi-output result (q, r = np.linalg.qr(a))
+            node.meta["impure"] = True
+
     def install_size_guards(self) -> None:
         if not self.shape_env.arrays:
             return
@@ -205,6 +220,7 @@ class OutputGraph:
                 seen.add(variable.node)
                 unique.append(variable)
         self.graph.output(tuple(v.node for v in unique))
+        self._keep_unused_work()
         self.graph.eliminate_dead_code()
         used = {n for n in self.graph.nodes if n.op == "placeholder"}
         inputs = [i for i in self.inputs.values() if i.variable.node in used]

@@ -2,6 +2,7 @@
 bound ndarray methods, and NumpyOps, which turns registry calls into graph nodes."""
 from __future__ import annotations
 
+import math
 import operator
 import types
 import warnings
@@ -231,6 +232,7 @@ class NumpyOps:
             meta_args = [meta_argument(a) for a in args]
             meta_kwargs = {k: meta_argument(v) for k, v in kwargs.items()}
         result_meta = self._infer(op, meta_args, meta_kwargs, label)
+        _check_representable(result_meta, label)
         if not _holds_array_meta(result_meta):
             if kind == "call_function" and _all_constant(args, kwargs):
                 # np.prod((3, 4)), np.sqrt(2.0): a NumPy scalar known now, so that a size computed
@@ -387,6 +389,22 @@ def _is_pure_on_constants(fn: Any) -> bool:
         return fn in _PURE_ON_CONSTANTS
     except TypeError:
         return False
+
+
+_MAX_ARRAY_BYTES = np.iinfo(np.intp).max
+
+
+def _check_representable(meta: Any, label: str) -> None:
+    """A result NumPy could not even describe (more elements or bytes than an intp counts) makes
+    NumPy raise ValueError, even when nothing uses it: the graph would drop the unused node."""
+    metas = meta if isinstance(meta, (tuple, list)) else (meta,)
+    for item in metas:
+        if isinstance(item, TensorMeta) and all(type(d) is int for d in item.shape):
+            size = math.prod(item.shape)
+            if size > _MAX_ARRAY_BYTES or size * item.dtype.itemsize > _MAX_ARRAY_BYTES:
+                unsupported(Category.NUMPY_ERROR, f"{label} raises ValueError: its result of shape {item.shape} "
+                            "is larger than the largest possible array",
+                            "the original code runs, so NumPy raises this error itself")
 
 
 def _fold(fn: Any, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker | None:

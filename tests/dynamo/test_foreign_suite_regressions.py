@@ -190,3 +190,33 @@ def test_loop_over_thousands_of_objects_compiles_in_bounded_time():
     assert time.perf_counter() - start < 20
     few = cases[:10]
     assert compiled(few, {"even"}) == f(few, {"even"})
+
+
+def test_numpy_work_nothing_uses_still_raises_and_warns():
+    import warnings
+
+    def index(a, i):
+        a[i]  # an expression statement: evaluated, and IndexError raised, by plain Python
+        return 1
+
+    def divide(a, b):
+        np.divide(a, b)
+        return 2
+
+    def huge(a, i):
+        a[np.ix_(i, i, i, i, i)]  # a result no array can hold: ValueError
+        return 3
+
+    compiled, _ = compile_with_counter(index)
+    with pytest.raises(IndexError, match="out of bounds"):
+        compiled(np.arange(3.0), np.array([5]))
+    assert compiled(np.arange(3.0), np.array([1])) == 1
+    compiled, _ = compile_with_counter(divide)
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        assert compiled(np.ones(2), np.zeros(2)) == 2
+    side = int((2 ** 64) ** (1.0 / 5.0) + 1)
+    compiled, _ = compile_with_counter(huge)
+    with pytest.raises(ValueError):
+        huge(np.ones((3,) * 5), np.zeros(side, np.intp))
+    with pytest.raises(ValueError):
+        compiled(np.ones((3,) * 5), np.zeros(side, np.intp))
