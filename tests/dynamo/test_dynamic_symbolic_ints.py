@@ -184,11 +184,12 @@ def test_isinstance_of_a_size_does_not_specialize():
     assert len(frames(compiled)) == 1
 
 
-def test_an_int_argument_that_changes_becomes_dynamic():
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
+def test_an_int_argument_that_changes_becomes_dynamic(backend):
     def f(x, n):
         return x[:n] * n + np.zeros(n).sum(), n * 2, n // 3
 
-    compiled = dynamo.compile(f, backend="eager")
+    compiled = dynamo.compile(f, backend=backend)
     x = np.arange(20.0)
     for n in range(3, 15):
         assert same_value(compiled(x, n), f(x, n))
