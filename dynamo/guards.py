@@ -244,7 +244,10 @@ def size_failure(sizes: Any, rerun: Callable[[Any], int]) -> str | None:
     registers = tuple(builder.load(source) for source in sizes.value_sources())
     builder.emit(sizes, "call_many", check, registers)
     program = _C.GuardProgram(builder.instructions, max(len(builder.registers), 1), builder.info)
-    return str(sizes) if rerun(program) >= 0 else None
+    try:
+        return str(sizes) if rerun(program) >= 0 else None
+    except Exception:  # a size read from an item of a value that is no longer a tuple (-1 for (3,))
+        return f"{sizes} (its sizes cannot be read)"
 
 
 class _ProgramBuilder:

@@ -3,6 +3,8 @@ suites with every test body compiled: each case here is written anew from the ro
 import numpy as np
 import pytest
 
+import dynamo
+
 from support import compile_with_counter
 
 
@@ -220,3 +222,25 @@ def test_numpy_work_nothing_uses_still_raises_and_warns():
         huge(np.ones((3,) * 5), np.zeros(side, np.intp))
     with pytest.raises(ValueError):
         compiled(np.ones((3,) * 5), np.zeros(side, np.intp))
+
+
+def test_recompile_reason_when_a_shape_argument_stops_being_a_tuple():
+    # sizes read from items of `shape` became dynamic; a later call passes an int, and naming
+    # the failed guard (an array layout, then its sizes) must not read shape[0] of the int
+    cases = [((0,), ()), ((1,), ()), ((3,), ()), ((3,), (1,)), ((3,), (2,)), ((3,), (4,)),
+             ((1, 2), (2, 1)), ((1, 1), (1,)), ((1,), -1), ((1,), (-1,))]
+
+    def run():
+        failures = 0
+        for shape, target in cases:
+            a = np.zeros(shape)
+            try:
+                (lambda: np.broadcast_to(a, target))()
+            except ValueError:
+                failures += 1
+        return failures
+
+    compiled, _ = compile_with_counter(run)
+    with dynamo.enable(backend="eager"):
+        assert run() == len(cases)
+    assert compiled() == len(cases)
