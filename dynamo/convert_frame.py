@@ -93,13 +93,24 @@ _REFERENCE_OBSERVERS = frozenset({"getrefcount", "get_referrers", "get_referents
 
 
 def check_reference_observers(code: types.CodeType) -> None:
-    """A frame that reads reference counts or referrers runs as written, every instruction."""
-    names = _REFERENCE_OBSERVERS.intersection(code.co_names)
+    """A frame that reads reference counts or referrers runs as written, every instruction; so does
+    one whose generator expressions, comprehensions or lambdas read them (`all(getrefcount(o) ==
+    n for o in objects)` counts the references the enclosing frame holds)."""
+    names = _REFERENCE_OBSERVERS.intersection(_names_used(code))
     if names:
         raise Unsupported(Category.UNSUPPORTED_CALL,
                           f"{code.co_qualname} calls {', '.join(sorted(names))}, which sees the references "
                           "that compiled code holds (constants, caches, values passed across a graph break)",
                           "the function runs uncompiled; the functions it calls are still compiled")
+
+
+def _names_used(code: types.CodeType) -> set[str]:
+    """The names a code and the code objects nested in it (comprehensions, lambdas) read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_used(const)
+    return names
 
 
 def region_reason(code: types.CodeType, in_loop: bool) -> Unsupported:

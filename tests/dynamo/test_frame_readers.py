@@ -4,6 +4,8 @@ import sys
 
 import numpy as np
 
+import dynamo
+
 from support import assert_matches_python
 
 
@@ -46,3 +48,16 @@ def test_a_frame_object_reads_the_callers_locals():
         return sys._getframe().f_locals["marker"], b
 
     assert_matches_python(f, np.arange(2.0))
+
+
+def test_reference_counts_read_in_a_generator_expression():
+    def f(objects):
+        before = [sys.getrefcount(o) for o in objects]
+        table = np.array(objects)
+        taken = table.take(np.array([1, 0]))
+        del table, taken
+        return before == [sys.getrefcount(o) for o in objects]
+
+    objects = [object() for _ in range(3)]
+    assert f(objects) is True
+    assert dynamo.compile(f)(objects) is True
