@@ -12,9 +12,8 @@ os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported: it 
 pytest.importorskip("triton")
 
 import dynamo  # noqa: E402
-from dynamo.backends.triton_gpu import TritonBackend  # noqa: E402
 from dynamo.backends.triton_gpu.codegen import TileConfig  # noqa: E402
-from triton_helpers import close  # noqa: E402
+from triton_helpers import Recorder, close  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -22,16 +21,9 @@ def interpreter(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
 
 
-class Recorder:
-    """The triton backend, counting the graphs dynamo compiles and the modules the backend makes."""
-
-    def __init__(self, config=None):
-        self.backend = TritonBackend(config or TileConfig(max_tile=1 << 12, max_row=64))
-        self.compiled = []
-
-    def __call__(self, gm, example_inputs):
-        self.compiled.append(self.backend(gm, example_inputs))
-        return self.compiled[-1]
+def small_tile_recorder(config=None):
+    """The recording triton backend, with small tiles so that rows loop."""
+    return Recorder(config or TileConfig(max_tile=1 << 12, max_row=64))
 
 
 rng = np.random.default_rng(3)
@@ -63,7 +55,7 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_one_module_serves_every_length(case):
     fn, make = CASES[case]
-    recorder = Recorder()
+    recorder = small_tile_recorder()
     compiled = dynamo.compile(fn, backend=recorder)
     for n in range(5, 13):
         args = make(n)
@@ -79,7 +71,7 @@ def test_one_module_serves_every_length(case):
 
 
 def test_a_looped_run_time_row_matches_numpy_for_long_rows():
-    recorder = Recorder(TileConfig(max_tile=1 << 12, max_row=16))
+    recorder = small_tile_recorder(TileConfig(max_tile=1 << 12, max_row=16))
     compiled = dynamo.compile(softmax, backend=recorder)
     for n in (20, 37, 64, 65):
         x = rng.standard_normal((2, n))
@@ -90,7 +82,7 @@ def test_a_looped_run_time_row_matches_numpy_for_long_rows():
 def test_a_graph_that_needs_its_sizes_gets_kernels_per_shape(caplog):
     def trimmed(x):
         return x[1:-1] * 2 + x[:-2]      # slices with run-time bounds: not lowered for every size
-    recorder = Recorder()
+    recorder = small_tile_recorder()
     compiled = dynamo.compile(trimmed, backend=recorder)
     with caplog.at_level(logging.INFO, logger="dynamo.output_code"):
         for n in (5, 6, 7, 8):

@@ -13,22 +13,12 @@ import dynamo  # noqa: E402
 from dynamo.backends import list_backends  # noqa: E402
 from dynamo.backends.triton_gpu import TritonBackend, TritonUnavailable  # noqa: E402
 from dynamo.backends.triton_gpu.device import HostArray, select_device  # noqa: E402
+from triton_helpers import Recorder  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def interpreter(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-
-
-class Recorder:
-    def __init__(self):
-        self.backend = TritonBackend()
-        self.compiled = []
-
-    def __call__(self, gm, example_inputs):
-        compiled = self.backend(gm, example_inputs)
-        self.compiled.append(compiled)
-        return compiled
 
 
 rng = np.random.default_rng(1)

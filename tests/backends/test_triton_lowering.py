@@ -12,30 +12,12 @@ pytest.importorskip("triton")
 import dynamo  # noqa: E402
 from dynamo.backends.triton_gpu import TritonBackend  # noqa: E402
 from dynamo.fx_ir import Graph, GraphModule, ShapeProp  # noqa: E402
+from triton_helpers import Recorder  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def interpreter(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-
-
-class Recorder:
-    def __init__(self):
-        self.backend = TritonBackend()
-        self.compiled = []
-
-    def __call__(self, gm, example_inputs):
-        compiled = self.backend(gm, example_inputs)
-        self.compiled.append(compiled)
-        return compiled
-
-    @property
-    def kernels(self):
-        return sum(c.kernel_count for c in self.compiled)
-
-    @property
-    def fallbacks(self):
-        return [f for c in self.compiled for f in c.fallback_nodes]
 
 
 def check(fn, *args, kernels=None, fallbacks=(), rtol=1e-6, atol=1e-9):

@@ -1,10 +1,32 @@
-"""Helpers for the triton backend tests: comparing results with NumPy's (exact for integers, bools,
-dtypes, shapes and layouts' values; float sums within a tolerance, as kernels sum tree-ordered)."""
+"""Helpers for the triton backend tests: a recording backend, and comparing results with NumPy's
+(exact for integers, bools, dtypes, shapes and layouts' values; float sums within a tolerance)."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+
+class Recorder:
+    """The triton backend (a TileConfig or its default), keeping every compiled graph it returns."""
+
+    def __init__(self, config: Any = None) -> None:
+        from dynamo.backends.triton_gpu import TritonBackend
+
+        self.backend = TritonBackend(config) if config is not None else TritonBackend()
+        self.compiled: list[Any] = []
+
+    def __call__(self, gm: Any, example_inputs: list) -> Any:
+        self.compiled.append(self.backend(gm, example_inputs))
+        return self.compiled[-1]
+
+    @property
+    def kernels(self) -> int:
+        return sum(c.kernel_count for c in self.compiled)
+
+    @property
+    def fallbacks(self) -> list:
+        return [f for c in self.compiled for f in c.fallback_nodes]
+
 
 # Float reductions in kernels add in a tree order, NumPy pairwise: equal within a few ulps per term.
 TOLERANCE = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12}
