@@ -2,6 +2,7 @@
 inputs, run the compiled graph (inline or called), rebuild the values returned, replay side effects."""
 from __future__ import annotations
 
+import copy
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,8 @@ class PyCodegen:
         # that cannot rebuild themselves (functions and closures, bound methods, generators),
         # wherever they sit (inside a list, a dict); returns False when it cannot either
         self.rebuild: Any = None
+        self._early_sources: dict[Any, str] = {}  # source -> the local it was loaded into (load_first)
+        self._recording: list | None = None
 
     # ---- primitive emitters ---------------------------------------------------------------------
     def append(self, *instrs: Instr) -> None:
@@ -130,7 +133,47 @@ class PyCodegen:
 
     # ---- values -------------------------------------------------------------------------------------
     def load_source(self, source: Any) -> None:
+        try:
+            early = self._early_sources.get(source)
+        except TypeError:  # a source with an unhashable key is never loaded early
+            early = None
+        if early is not None:
+            self.append(Instr("LOAD_FAST", early))
+            return
+        if self._recording is not None:
+            self._recording.append(source)
         source.reconstruct(self)
+
+    def sources_read_by(self, emit: Any) -> list:
+        """The sources `emit(self)` would load, in order, learnt by a dry run: nothing it emits or
+        builds stays."""
+        saved = {name: copy.copy(value) if isinstance(value, (list, dict, set)) else value
+                 for name, value in self.__dict__.items()}
+        self._recording = []
+        try:
+            emit(self)
+            return list(dict.fromkeys(self._recording))
+        finally:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+
+    def load_first(self, emit: Any) -> None:
+        """Emit `emit(self)` (the replay of side effects) with every source it reads loaded before
+        it starts: a source names a value as the frame found it, and a replayed step may change what
+        a later one reads (`o.a = lst.pop()` stores lst[-1] of the list before lst[:] = ...)."""
+        sources = [s for s in self.sources_read_by(emit) if _hashable(s)]
+        previous = self._early_sources
+        self._early_sources = dict(previous)
+        for source in sources:
+            if source not in self._early_sources:
+                name = f"___source_{len(self._early_sources)}"
+                source.reconstruct(self)
+                self.append(Instr("STORE_FAST", name))
+                self._early_sources[source] = name
+        try:
+            emit(self)
+        finally:
+            self._early_sources = previous
 
     def reconstruct(self, value: "VariableTracker") -> None:
         value.reconstruct(self)
@@ -142,6 +185,14 @@ class PyCodegen:
             index = self._output_index[array.node] = len(self.graph_outputs)
             self.graph_outputs.append(array)
         self.append(Instr("LOAD_FAST", output_local(index)))
+
+
+def _hashable(source: Any) -> bool:
+    try:
+        hash(source)
+    except TypeError:
+        return False
+    return True
 
 
 def output_local(index: int) -> str:

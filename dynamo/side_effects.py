@@ -84,6 +84,10 @@ class SideEffects:
 
     # ---- replay ------------------------------------------------------------------------------------
     def codegen(self, codegen: "PyCodegen") -> None:
+        if self._steps:
+            codegen.load_first(self._replay)
+
+    def _replay(self, codegen: "PyCodegen") -> None:
         for step in self._steps.values():
             kind = step[0]
             if kind == "contents":

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 import operator
-import weakref
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -113,17 +112,14 @@ def emit_size(codegen: "PyCodegen", env: "ShapeEnv", expr: Any) -> None:
         raise NotImplementedError(f"no code for the size {expr}")
 
 
-# per body being generated: the locals holding the symbols' values (see _symbol_local)
-_entry_locals: "weakref.WeakKeyDictionary[PyCodegen, dict[sympy.Symbol, str]]" = weakref.WeakKeyDictionary()
-
-
 def _symbol_local(codegen: "PyCodegen", env: "ShapeEnv", symbol: sympy.Symbol) -> str:
     """A local holding the symbol's value, read at the very start of the code being generated:
     later, the side effects being replayed may have rebound what its source names (a global
     incremented, an attribute replaced), and the int must be the one the program read."""
     from ..codegen import PyCodegen
 
-    names = _entry_locals.setdefault(codegen, {})
+    # kept on the body being generated, so that a dry run of it (PyCodegen.load_first) forgets them
+    names = codegen.__dict__.setdefault("symbol_locals", {})
     if symbol not in names:
         names[symbol] = f"___size_{symbol}"
         info = env.symbols[symbol]

@@ -531,3 +531,64 @@ def test_iterating_a_list_while_appending_to_it_reads_it_once():
         return total
 
     check(f, ([A], B), ([1.0, 2.0], A))
+
+
+# ---- a value taken out of a container, then stored elsewhere: the replay of one side effect
+# must not change what a later one stores (every source is read as the frame found it) ------------
+
+def test_popped_item_stored_in_an_attribute_a_global_and_another_list():
+    def f(items, box, other, x):
+        global LAST
+        box.a = items.pop()
+        LAST = items.pop(0)
+        other.append(items.pop())
+        return x + 1
+
+    def make():
+        return [{1}, {2}, {3}, {4}], Box(a=None), [], A
+
+    (expected, plain_args), (result, compiled_args) = run_both(f, make)
+    plain_last = LAST
+    run_both(f, make)
+    assert same_value(result, expected) and compiled_args[:3] == plain_args[:3] and LAST == plain_last
+
+
+def test_attribute_read_before_it_is_replaced_is_stored_with_its_old_value():
+    def f(box, other, x):
+        old = box.a
+        box.a = [x.sum()]
+        other.b = old
+        return x * 2
+
+    def make():
+        return Box(a=[1, 2]), Box(b=None), B
+
+    (expected, plain_args), (result, compiled_args) = run_both(f, make)
+    assert same_value(result, expected) and compiled_args[:2] == plain_args[:2]
+    assert compiled_args[1].b is not compiled_args[0].a
+
+
+class _MadeSpecially:
+    def __new__(cls):  # a custom __new__: creating one breaks the graph
+        return super().__new__(cls)
+
+
+def _breaks_then_returns(x):
+    _MadeSpecially()
+    return x
+
+
+def test_item_popped_into_a_cell_of_a_resume_function_then_a_break_in_a_callee():
+    def outer(chords):
+        found = []
+        todo = [{c} for c in chords]  # a loop over a set: the rest runs in a resume function
+        while todo:
+            b = todo.pop()  # b is a cell the lambda reads: a free variable of the resume function
+            found.append(_breaks_then_returns(b))
+            todo = [t for t in todo if (lambda: b)() is not t]
+        return found
+
+    expected = outer({1, 2, 3})
+    with dynamo.enable():
+        result = outer({1, 2, 3})
+    assert result == expected
