@@ -172,7 +172,7 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     # values read through attributes, items, globals or cells: as they were before the side
     # effects are replayed (`v = lst.pop()` is lst[-1] of the list as it was; `old = obj.a;
     # obj.a = new` would read the new value)
-    _load_early(cg, tx, passed_on, _reads_state)
+    _load_early(cg, tx, passed_on, lambda value: _reads_state(cg, tx, value))
     tx.output.side_effects.codegen(cg)  # the program sees the state plain Python would
     write_cells(cg, tx)
     # iterators: as the replayed state has them, before the instruction runs in Python (a dict
@@ -280,23 +280,28 @@ def _values_passed_on(tx: "InstructionTranslator", kind: BreakKind, inst: Instr,
     return [v for v in values if not isinstance(v, CellVariable)]
 
 
-def _reads_state(value: VariableTracker) -> bool:
-    """Rebuilding the value reads the program's state: an attribute, item, global or cell it was
-    read from, or an attribute read lazily (`old = opts.display`: the value before the break)."""
+def _reads_state(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTracker) -> bool:
+    """Rebuilding the value reads the program's state: an attribute, item, global or cell it, or
+    anything it is rebuilt from (super()'s object, a bound method's self), was read from, or an
+    attribute read lazily (`old = opts.display`: the value before the break)."""
     if isinstance(value, LazyAttributeVariable):
         return True
-    return value.source is not None and not isinstance(value.source, LocalSource)
+    if value.source is not None:
+        return not isinstance(value.source, LocalSource)
+    return any(not isinstance(s, LocalSource) for s in cg.sources_read_by(lambda c: reconstruct(c, tx, value)))
 
 
 def _load_early(cg: PyCodegen, tx: "InstructionTranslator", values: list[VariableTracker], wanted: Any) -> None:
     """Load the `wanted` values into temporaries now; reconstruct() takes them from there."""
-    loaded = cg.__dict__.setdefault("loaded_early", {})
     for value in values:
-        if id(value) not in loaded and wanted(value):
-            name = f"___early_{len(loaded)}"
-            reconstruct(cg, tx, value)
-            cg.append(Instr("STORE_FAST", name))
-            loaded[id(value)] = (value, name)
+        # wanted() may dry-run codegen, which restores cg's dicts as copies: look them up after it
+        if id(value) in cg.__dict__.get("loaded_early", {}) or not wanted(value):
+            continue
+        loaded = cg.__dict__.setdefault("loaded_early", {})
+        name = f"___early_{len(loaded)}"
+        reconstruct(cg, tx, value)
+        cg.append(Instr("STORE_FAST", name))
+        loaded[id(value)] = (value, name)
 
 
 def write_cells(cg: PyCodegen, tx: "InstructionTranslator") -> None:

@@ -71,3 +71,26 @@ def test_exceptions_program_reports_the_retry_loop_in_python():
     report = report_from(api.callback_for("eager", False, None))
     text = report.format()
     assert "robust_cholesky" in text and "try/except" in text
+
+
+class _Holder:
+    def __init__(self, tag):
+        self.tag = tag
+
+    def get(self):
+        return self.tag
+
+
+def _bound_method_of_an_item_replaced_before_a_break(d):
+    obj = d["k"]
+    method = obj.get  # made while tracing: rebuilt from obj, which was read as d["k"]
+    d["k"] = None  # replayed before the break: d["k"] no longer names obj
+    print("break")
+    return method()
+
+
+def test_a_value_rebuilt_at_a_break_reads_what_it_was_made_from_before_the_replay():
+    from breaks_helpers import compare
+
+    run = compare(_bound_method_of_an_item_replaced_before_a_break, {"k": _Holder("first")})
+    assert run.result == "first"
