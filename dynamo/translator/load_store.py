@@ -13,6 +13,7 @@ from .. import bytecode_compat as compat
 from ..exc import Category, unsupported
 from ..variables.base import NULL
 from ..variables.builder import wrap_constant_result
+from ..variables.constant import ConstantVariable
 from ..side_effects import DELETED
 from ..sources import GlobalSource
 from ..variables.functions import CellVariable
@@ -64,7 +65,10 @@ class LoadStoreMixin:
 
     # ---- constants ---------------------------------------------------------------------------------
     def LOAD_CONST(self, inst: Instr) -> None:
-        self.push(wrap_constant_result(inst.arg))
+        value = wrap_constant_result(inst.arg)
+        if isinstance(value, ConstantVariable):
+            value.literal = True  # rebuilt by LOAD_CONST, the object this one is
+        self.push(value)
 
     def RETURN_CONST(self, inst: Instr) -> None:
         self.LOAD_CONST(inst)

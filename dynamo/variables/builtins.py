@@ -455,7 +455,11 @@ def _is(negate: bool) -> Callable[..., VariableTracker | None]:
             if not _equal_values(a.as_python_constant(), b.as_python_constant()):
                 return None  # singletons, classes, functions, or unequal values: fold on the values
             # two equal numbers, strings or tuples may or may not be one object at run time:
-            # guards check values, and a constant is rebuilt by value (one co_consts entry)
+            # two made by this frame are the objects the trace made (each is rebuilt as itself)
+            if a.source is None and b.source is None and isinstance(a, ConstantVariable) \
+                    and isinstance(b, ConstantVariable):
+                return ConstantVariable((a.value is b.value) != negate)
+            # guards check values: for one read from the frame, whether it is a given object
             if a.source is None or b.source is None or not isinstance(a, ConstantVariable) \
                     or not isinstance(b, ConstantVariable):
                 unsupported(Category.DATA_DEPENDENT_VALUE,

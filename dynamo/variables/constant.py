@@ -32,6 +32,8 @@ def is_constant_value(value: Any) -> bool:
 
 
 class ConstantVariable(VariableTracker):
+    literal = False  # the object a LOAD_CONST of the frame pushed (set by that handler)
+
     def __init__(self, value: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.value = value
@@ -114,7 +116,35 @@ class ConstantVariable(VariableTracker):
         return self.value
 
     def reconstruct(self, codegen: "PyCodegen") -> None:
-        codegen.load_const(self.value)
+        if self.source is not None and not _is_canonical(self.value):
+            # the object the frame was given, not an equal one from the first call's constants
+            # (`return x` of a string, guarded by value, would return the first call's string)
+            codegen.load_source(self.source)
+        elif self.literal or _is_canonical(self.value):
+            codegen.load_const(self.value)
+        else:
+            # a value computed while tracing: its own object, as the trace made it. LOAD_CONST
+            # would merge it with an equal constant (co_consts are deduplicated and interned), so
+            # `a[:3] + b[3:] is a` would become True after a graph break
+            codegen.load_const([self.value])
+            codegen.load_const(0)
+            codegen.binary_subscr()
+
+
+def _is_canonical(value: Any) -> bool:
+    """CPython keeps one object of this value, so any way of loading it gives that object."""
+    kind = type(value)
+    if kind is int:
+        return -5 <= value <= 256
+    if kind is str:
+        return len(value) == 0 or (len(value) == 1 and ord(value) < 256)
+    if kind is bytes:
+        return len(value) <= 1
+    return kind not in _VALUES_WITH_IDENTITY and not isinstance(value, np.generic)
+
+
+# Immutable kinds whose equal values may be distinct objects (`is` tells them apart)
+_VALUES_WITH_IDENTITY = frozenset({int, float, complex, str, bytes, frozenset, range})
 
 
 def _call_pure(tx: "Tx", fn: Any, label: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:

@@ -1,0 +1,61 @@
+"""Corpus: object identity of immutable values (strings, big ints, floats) through compiled frames:
+`is` must see the objects plain Python sees, also after a graph break and on a cached call."""
+import dynamo
+from support import graph_breaks
+
+
+def _break():
+    print(end="")  # runs in Python: a graph break
+
+
+def test_returned_argument_is_the_object_passed_on_a_cached_call():
+    def identity(x):
+        return x
+
+    compiled = dynamo.compile(identity)
+    for first, second in (("abc def", "".join(["abc", " def"])), (10**20, int("1" + "0" * 20)), (1.5, float("1.5"))):
+        assert first == second and first is not second
+        assert compiled(first) is first
+        assert compiled(second) is second  # guarded by value: the first call's code must not return `first`
+
+
+def test_argument_kept_across_a_graph_break_is_the_object_passed():
+    def f(x):
+        y = x
+        _break()
+        return y
+
+    compiled = dynamo.compile(f)
+    s1, s2 = "x y z", "".join(["x y", " z"])
+    assert compiled(s1) is s1
+    assert compiled(s2) is s2
+    assert graph_breaks(compiled)
+
+
+def test_computed_string_is_not_the_equal_literal():
+    def f(op):
+        a = b = "xyzpdq"
+        c = a[:3] + b[3:]
+        return a is c, a is b, c is c, op(a, c), op(a, b), a is not c
+
+    import operator
+
+    def python_is(x, y):
+        return x is y
+
+    for op in (operator.is_, python_is):
+        expected = f(op)
+        assert dynamo.compile(f)(op) == expected == (False, True, True, False, True, True)
+
+
+def test_computed_string_passed_across_a_graph_break_stays_its_own_object():
+    def f():
+        a = "xyzpdq"
+        c = "".join([a[:3], a[3:]])
+        d = c
+        _break()
+        return a is c, c is d, c == a
+
+    compiled = dynamo.compile(f)
+    assert compiled() == f() == (False, True, True)
+    assert graph_breaks(compiled)
