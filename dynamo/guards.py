@@ -104,16 +104,18 @@ def _same_float(a: float, b: float) -> bool:
 @dataclass(frozen=True)
 class DtypeIs:
     """x is this dtype in every way a program can see: == ignores the scalar type (a record dtype
-    equals its plain structured dtype) and the metadata, which arrays made with it carry."""
+    equals its plain structured dtype), the metadata, which arrays made with it carry, and the
+    align flag of a struct (isalignedstruct, alignment) when the offsets agree."""
 
     value: np.dtype
 
     def __call__(self, x: Any) -> bool:
-        return (isinstance(x, np.dtype) and x == self.value and x.type is self.value.type
-                and _same_metadata(x.metadata, self.value.metadata))
+        v = self.value
+        return (isinstance(x, np.dtype) and x == v and x.type is v.type and x.isalignedstruct == v.isalignedstruct
+                and x.alignment == v.alignment and x.flags == v.flags and _same_metadata(x.metadata, v.metadata))
 
     def describe(self, name: str) -> str:
-        return f"{name} == {self.value!r} (scalar type and metadata too)"
+        return f"{name} == {self.value!r} (scalar type, align flag and metadata too)"
 
 
 def _same_metadata(a: Any, b: Any) -> bool:

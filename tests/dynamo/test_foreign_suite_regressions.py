@@ -111,6 +111,17 @@ def test_dtype_arguments_are_guarded_by_scalar_type_and_metadata():
         assert result[:2] == expected[:2] and type(result[2]) is type(expected[2])
 
 
+def test_dtype_guards_see_the_align_flag_where_offsets_agree():
+    # U20 then f8, f8: the same offsets with and without align=True, so the two dtypes are ==
+    def f(dt):
+        return dt.isalignedstruct, dt.alignment, dt[["B"]].isalignedstruct
+
+    compiled, _ = compile_with_counter(f)
+    for align in (False, True, False):
+        dt = np.dtype([("A", "<U20"), ("B", "<f8"), ("C", "<f8")], align=align)
+        assert compiled(dt) == f(dt)
+
+
 def test_arrays_of_record_dtype_are_guarded_apart():
     def f(a):
         return a[0], a.dtype.type, a.copy()[1]
