@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any, Iterator
 
-# Compiled versions kept per code object; past it the original code runs (with one warning).
+# Compiled versions kept per code object; past it the original code runs (one logged warning).
 cache_size_limit: int = 8
 
 # Path prefixes whose frames are never compiled, on top of the standard library,

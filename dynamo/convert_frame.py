@@ -9,7 +9,6 @@ import logging
 import threading
 import time
 import types
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -282,14 +281,14 @@ class ConvertFrame:
             return
         self._limit_warned.add(code)
         reasons = self._failures(frame, entries)
-        warnings.warn(
-            f"dynamo: {code.co_qualname} ({code.co_filename}:{code.co_firstlineno}) reached "
-            f"config.cache_size_limit ({config.cache_size_limit}) compiled versions; new inputs "
-            f"now run the original code. Last guard failure: {reasons[0] if reasons else 'unknown'}. "
-            "Raise dynamo.config.cache_size_limit, or see DYNAMO_LOGS=recompiles for every reason.",
-            RuntimeWarning,
-            stacklevel=2,
-        )
+        # logged, not warnings.warn: a Python warning is seen by the program (and raised by
+        # `-W error`, as NumPy's own test suite runs), and compiling must not change behaviour
+        internal_log.warning(
+            "dynamo: %s (%s:%d) reached config.cache_size_limit (%d) compiled versions; new inputs "
+            "now run the original code. Last guard failure: %s. Raise dynamo.config.cache_size_limit, "
+            "or see DYNAMO_LOGS=recompiles for every reason.",
+            code.co_qualname, code.co_filename, code.co_firstlineno, config.cache_size_limit,
+            reasons[0] if reasons else "unknown")
 
     def reset(self) -> None:
         self._limit_warned.clear()

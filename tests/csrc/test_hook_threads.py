@@ -147,7 +147,7 @@ def many_threads_compiling_and_hitting_the_same_functions():
         return run
 
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # reaching cache_size_limit would warn
+        warnings.simplefilter("error")  # no Python warning of ours may reach the program
         run_threads(*(worker(k) for k in range(8)))
     assert failures == []
     assert_hook_off()
