@@ -342,6 +342,7 @@ def _extremum(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
         items = list(args) if len(args) > 1 else args[0].unpack(tx)
         if no_key(key) and (symbolic := symbolic_extremum(tx, fn, items)) is not None:
             return symbolic  # min(n, 4) of sizes: Min(s0, 4), decided when it is needed
+        items = [concrete(i, f"{fn.__name__}() of many ints known only at run time") for i in items]
         if not items:
             if default is None:
                 unsupported(Category.EXCEPTION, f"{fn.__name__}() of an empty sequence raises ValueError")

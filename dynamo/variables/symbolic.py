@@ -202,8 +202,16 @@ def symbolic_extremum(tx: "Tx", fn: Any, items: list[VariableTracker]) -> Variab
     operands = [_size_of(i) for i in items]
     if any(o is None for o in operands):
         return None
+    kind = sympy.Min if fn is min else sympy.Max
+    if sum(len(o.args) if isinstance(o, kind) else 1 for o in operands) > _EXTREMUM_WIDTH:
+        # a running max over many ints (`m = max(m, d)` in a loop) would build Max(s0, ..., s99),
+        # and sympy compares every pair of its arguments on each step: the ints are specialized
+        return None
     first = next(i for i in items if isinstance(i, SymbolicIntVariable))
-    return first._result((sympy.Min if fn is min else sympy.Max)(*operands))
+    return first._result(kind(*operands))
+
+
+_EXTREMUM_WIDTH = 4  # the most arguments a symbolic Min/Max gets (min(n, 4), max(a, b, 1))
 
 
 def concrete(value: VariableTracker, why: str) -> VariableTracker:

@@ -254,3 +254,21 @@ def test_identity_and_equality_with_other_types_need_no_value():
         assert same_value(compiled(x), f(x)) and same_value(compiled(x, 3), f(x, 3))
     assert len(frames(compiled)) == 2  # n None, n an int: no value specialized
     assert "s1 >= s0" in size_guards(compiled, 1)  # x[:n] is n long: n <= len(x), written readably
+
+
+def test_a_running_max_over_many_dynamic_ints_specializes_instead_of_growing():
+    def f(values):
+        top, low = 0, len(values)
+        for v in values:
+            if v > 0:
+                top, low = max(top, v), min(low, v)
+        return top, low, max(top, 2), min(values[0], values[1])
+
+    compiled = dynamo.compile(f, backend="eager", dynamic=True)
+    for seed in range(3):
+        values = [(7 * i + 11 * seed) % 53 + 1 for i in range(60)]
+        assert compiled(values) == f(values)
+    # Max(s0, ..., s59), rebuilt at each step, took sympy minutes: only narrow ones stay symbolic
+    for frame in frames(compiled):
+        assert all(str(g).count("Max(") + str(g).count("Min(") == 0 or str(g).count(",") < 8
+                   for g in frame.guards)
