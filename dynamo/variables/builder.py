@@ -101,7 +101,7 @@ class VariableBuilder:
         self.guard(source, GuardKind.TYPE_IS, type(value))
         if type(value) is int and (symbolic := self.output.dynamic_int(source, value)) is not None:
             return symbolic  # a dynamic int: its size guards replace the value guard
-        if value is not None and type(value) is not type(Ellipsis):
+        if value is not None and value is not Ellipsis and value is not NotImplemented:  # singletons: the type says it
             self.guard_value(source, value)
         return ConstantVariable(value, source=source)
 
@@ -247,6 +247,7 @@ _BY_TYPE: dict[type, Callable[[VariableBuilder, Any, Source], VariableTracker]] 
     types.BuiltinFunctionType: VariableBuilder.wrap_builtin,
     np.ufunc: VariableBuilder.wrap_builtin,
     type(Ellipsis): VariableBuilder.wrap_constant,
+    type(NotImplemented): VariableBuilder.wrap_constant,  # a method's "ask the other operand"
     type(None): VariableBuilder.wrap_constant,
     **{t: VariableBuilder.wrap_constant for t in (bool, int, float, complex, str, bytes)},
     np.dtype: VariableBuilder.wrap_constant,
