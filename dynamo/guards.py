@@ -89,6 +89,24 @@ class FloatIs:
         return f"{name} == {self.value!r} (sign and NaN exact)"
 
 
+@dataclass(frozen=True)
+class TimeIs:
+    """x is exactly this datetime64 / timedelta64: == converts units (a day equals 24 hours) and
+    NaT equals nothing, so the unit is compared too and NaT is matched as NaT."""
+
+    value: Any
+
+    def __call__(self, x: Any) -> bool:
+        if not isinstance(x, np.generic) or x.dtype != self.value.dtype:
+            return False
+        if np.isnat(self.value):
+            return bool(np.isnat(x))
+        return bool(x == self.value)
+
+    def describe(self, name: str) -> str:
+        return f"{name} == {self.value!r} (unit exact)"
+
+
 def _parts(x: Any) -> tuple[float, ...]:
     if isinstance(x, (complex, np.complexfloating)):
         return x.real, x.imag

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from ..exc import Category, unsupported
-from ..guards import FloatIs, GuardKind, dtype_guard, needs_exact_float_guard
+from ..guards import FloatIs, GuardKind, TimeIs, dtype_guard, needs_exact_float_guard
 from ..sources import AttrSource, ItemSource, Source
 from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
@@ -112,6 +112,8 @@ class VariableBuilder:
             self.guard(source, GuardKind.CALL, FloatIs(value))
         elif isinstance(value, np.dtype):
             self.guard(source, *dtype_guard(value))
+        elif isinstance(value, (np.datetime64, np.timedelta64)):
+            self.guard(source, GuardKind.CALL, TimeIs(value))  # == converts units; NaT != NaT
         else:
             self.guard(source, GuardKind.EQUALS, value)
 

@@ -255,3 +255,17 @@ def test_recompile_reason_when_a_shape_argument_stops_being_a_tuple():
     with dynamo.enable(backend="eager"):
         assert run() == len(cases)
     assert compiled() == len(cases)
+
+
+def test_time_scalars_are_guarded_with_their_unit_and_nat_matches_nat():
+    # a day == 24 hours for ==, yet the results carry different units; NaT == NaT is False
+    def f(t, u):
+        return t % u, t + u
+
+    compiled, _ = compile_with_counter(f)
+    cases = [(np.timedelta64(1, "D"), np.timedelta64(5, "h")), (np.timedelta64(24, "h"), np.timedelta64(5, "h")),
+             (np.timedelta64(2, "Y"), np.timedelta64(22, "M")), (np.timedelta64("NaT"), np.timedelta64(5, "h")),
+             (np.timedelta64("NaT"), np.timedelta64(5, "h"))]
+    for t, u in cases:
+        result, expected = compiled(t, u), f(t, u)
+        assert [(r.dtype, str(r)) for r in result] == [(e.dtype, str(e)) for e in expected]
