@@ -59,3 +59,21 @@ def test_computed_string_passed_across_a_graph_break_stays_its_own_object():
     compiled = dynamo.compile(f)
     assert compiled() == f() == (False, True, True)
     assert graph_breaks(compiled)
+
+
+class _Node:
+    def __init__(self, i, owner):
+        self.i = i
+        self.owner = owner
+
+
+def test_objects_made_while_tracing_that_reach_themselves(caplog):
+    def f():
+        heap = []
+        heap.extend(_Node(i, heap) for i in range(3))
+        _break()  # the nodes and the list lead to each other: they cannot be rebuilt
+        return [n.i for n in heap], heap[0].owner is heap
+
+    with caplog.at_level("WARNING", logger="dynamo"):
+        assert dynamo.compile(f)() == f() == ([0, 1, 2], True)
+    assert "internal error" not in caplog.text
