@@ -113,6 +113,13 @@ class PyCodegen:
         is one list, not two); False if it has not been built yet."""
         built = self._built.get(id(value))
         if built is None or built[0] is not value:
+            building = self.__dict__.setdefault("_building", set())
+            if id(value) in building:  # its parts lead back to it (`l.append(l)`): no order builds it
+                from .exc import Category, unsupported
+
+                unsupported(Category.UNSUPPORTED_VALUE, f"{value.describe()}, made while tracing, contains itself "
+                            "and cannot be rebuilt after the graph runs")
+            building.add(id(value))  # until remember_built
             return False
         self.append(Instr("LOAD_FAST", built[1]))
         return True
@@ -128,6 +135,7 @@ class PyCodegen:
     def remember_built(self, value: "VariableTracker") -> None:
         """Stack: the object just built for `value` (left there), kept for load_built."""
         name = f"___built_{len(self._built)}"
+        self.__dict__.get("_building", set()).discard(id(value))
         self._built[id(value)] = (value, name)
         self.append(Instr("COPY", 1), Instr("STORE_FAST", name))
 

@@ -398,11 +398,6 @@ class NewObjectVariable(UserObjectVariable):
     def reconstruct(self, codegen: Any) -> None:
         if codegen.load_built(self):
             return
-        building = codegen.__dict__.setdefault("objects_being_built", set())
-        if id(self) in building:  # built from its attributes, one of which leads back to it
-            unsupported(Category.UNSUPPORTED_VALUE, f"{self.describe()}, made while tracing, is reachable from its own "
-                        "attributes and cannot be rebuilt after the graph runs")
-        building.add(id(self))
         codegen.begin_call(_make_object)
         codegen.load_const(type(self.value))
         for name, value in self.attrs.items():
@@ -411,7 +406,6 @@ class NewObjectVariable(UserObjectVariable):
         codegen.build_map(len(self.attrs))
         codegen.end_call(2)
         codegen.remember_built(self)
-        building.discard(id(self))
 
 
 def _make_object(cls: type, attributes: dict) -> Any:

@@ -77,3 +77,17 @@ def test_objects_made_while_tracing_that_reach_themselves(caplog):
     with caplog.at_level("WARNING", logger="dynamo"):
         assert dynamo.compile(f)() == f() == ([0, 1, 2], True)
     assert "internal error" not in caplog.text
+
+
+def test_list_and_dict_made_while_tracing_that_contain_themselves(caplog):
+    def f():
+        lst = [1]
+        lst.append(lst)
+        d = {}
+        d["me"] = d
+        _break()
+        return lst[1] is lst, len(lst), d["me"] is d
+
+    with caplog.at_level("WARNING", logger="dynamo"):
+        assert dynamo.compile(f)() == f() == (True, 2, True)
+    assert "internal error" not in caplog.text
