@@ -470,6 +470,12 @@ def _is(negate: bool) -> Callable[..., VariableTracker | None]:
             return ConstantVariable(same != negate)
         if not (a.kind_is_known() and b.kind_is_known()):
             unsupported(Category.DATA_DEPENDENT_VALUE, f"identity of {a.describe()} and {b.describe()} is known only at run time")
+        member = _member_constant_and_object(a, b)
+        if member is not None and getattr(member[1], "value", None) is member[0].value:
+            # an IntEnum member folded to a constant (TE['dupe']) and the same member read as an
+            # object (TE.dupe): the object it is, as long as the source yields that object
+            tx.output.guard(member[1].source, GuardKind.ID_IS, member[0].value)
+            return ConstantVariable(not negate)
         if a.is_python_constant() or b.is_python_constant() or (a.identity_is_tracked() and b.identity_is_tracked()):
             # a constant is never the same object as a container, array or object, and two
             # trackers of kinds with tracked identity are two objects
@@ -479,6 +485,21 @@ def _is(negate: bool) -> Callable[..., VariableTracker | None]:
         unsupported(Category.UNSUPPORTED_VALUE, f"identity of {a.describe()} and {b.describe()} is not known while tracing")
 
     return compare
+
+
+def _member_constant_and_object(a: VariableTracker, b: VariableTracker) -> tuple | None:
+    """(constant, object) when one is a constant of a subclass of a builtin type (an enum member,
+    which is an object however it was reached) and the other an object read through a source."""
+    for constant, other in ((a, b), (b, a)):
+        if isinstance(constant, ConstantVariable) and type(constant.value) not in _EXACT_CONSTANT_TYPES \
+                and not isinstance(constant.value, (np.generic, np.dtype, type)) and other.source is not None \
+                and not other.is_python_constant():
+            return constant, other
+    return None
+
+
+_EXACT_CONSTANT_TYPES = frozenset({type(None), bool, int, float, complex, str, bytes, type(Ellipsis),
+                                   type(NotImplemented), frozenset, range})
 
 
 # Immutable values that Python may or may not share between equal instances

@@ -91,3 +91,18 @@ def test_list_and_dict_made_while_tracing_that_contain_themselves(caplog):
     with caplog.at_level("WARNING", logger="dynamo"):
         assert dynamo.compile(f)() == f() == (True, 2, True)
     assert "internal error" not in caplog.text
+
+
+def test_enum_member_reached_by_attribute_alias_and_lookup_is_one_object():
+    import enum
+
+    class Level(enum.IntEnum):
+        LOW = 1
+        HIGH = 3
+        TOP = 3  # an alias: the same member as HIGH
+
+    def f(values):
+        return (Level.TOP is Level(values[1]) is Level["TOP"], Level.TOP is Level["TOP"],
+                Level.LOW is Level["TOP"], Level.HIGH is not Level["TOP"])
+
+    assert dynamo.compile(f)([1, 3]) == f([1, 3]) == (True, True, False, False)
