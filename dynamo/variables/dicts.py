@@ -2,6 +2,9 @@
 that existed before the frame and was mutated is written back in CPython's insertion order."""
 from __future__ import annotations
 
+import functools
+import math
+import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -275,15 +278,48 @@ def _key(key: VariableTracker) -> Any:
 
 @dataclass(frozen=True)
 class DictKeysAre:
-    """Guard predicate: a dict with exactly these keys in this order (the C guard calls it)."""
+    """Guard predicate: a dict with exactly these keys in this order (the C guard calls it).
+    It never runs the program's code: keys of other kinds than ints, strs and bytes must be the
+    same objects (`==` would call a class's __eq__, which may raise or mutate)."""
 
     keys: tuple
 
     def __call__(self, value: Any) -> bool:
-        return tuple(value) == self.keys
+        keys = tuple(value)
+        if len(keys) != len(self.keys) or not all(map(operator.is_, map(type, keys), self._kinds)):
+            return False
+        if self._plain:  # same built-in kinds in every position: == is theirs
+            return keys == self.keys
+        return all(map(_same_key, keys, self.keys))
+
+    @functools.cached_property
+    def _kinds(self) -> tuple:
+        return tuple(map(type, self.keys))
+
+    @functools.cached_property
+    def _plain(self) -> bool:
+        return all(kind in _PLAIN_KEYS for kind in self._kinds)
 
     def describe(self, name: str) -> str:
         return f"list({name}) == {list(self.keys)!r}"
+
+
+_PLAIN_KEYS = frozenset({int, str, bytes, bool, type(None)})
+
+
+def _same_key(a: Any, b: Any) -> bool:
+    """Keys of the same type: equal without user code (tuples item by item, floats with their
+    sign: -0.0 prints differently from 0.0), else the same object."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind in _PLAIN_KEYS:
+        return a == b
+    if kind is float:
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if kind is tuple:
+        return len(a) == len(b) and all(type(x) is type(y) and _same_key(x, y) for x, y in zip(a, b))
+    return False
 
 
 def _replace_contents(original: dict, new: dict) -> None:

@@ -109,3 +109,24 @@ def test_sources_are_loaded_once():
     program = guards.compile()
     loads = [ins for ins in program.instructions if ins[0].startswith("load_")]
     assert len(loads) == len({ins[2:] for ins in loads})
+
+
+class _RaisingEq:
+    """A key whose __eq__ raises: a guard comparing keys must never call it."""
+
+    def __eq__(self, other):
+        raise RuntimeError("__eq__ called")
+
+    __hash__ = object.__hash__
+
+
+def test_dict_keys_guard_runs_no_user_eq_and_tells_signed_zeros_apart():
+    import dynamo
+
+    def f(d):
+        return [str(k) for k in d]
+
+    compiled = dynamo.compile(f, backend="eager")
+    a, b = _RaisingEq(), _RaisingEq()
+    for d in ({a: 1, 2: 3}, {b: 1, 2: 3}, {(1, a): 0}, {(1, b): 0}, {a: 1, 2: 3}, {-0.0: 1}, {0.0: 1}, {"s": 1}):
+        assert compiled(d) == f(d)
