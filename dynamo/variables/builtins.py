@@ -476,6 +476,10 @@ def _is(negate: bool) -> Callable[..., VariableTracker | None]:
             # object (TE.dupe): the object it is, as long as the source yields that object
             tx.output.guard(member[1].source, GuardKind.ID_IS, member[0].value)
             return ConstantVariable(not negate)
+        if _is_numpy_scalar_result(a) or _is_numpy_scalar_result(b):
+            # NumPy returns its interned bools (np.True_) and may hand back a scalar it was given
+            unsupported(Category.DATA_DEPENDENT_VALUE,
+                        f"identity of {a.describe()} and {b.describe()} is known only at run time")
         if a.is_python_constant() or b.is_python_constant() or (a.identity_is_tracked() and b.identity_is_tracked()):
             # a constant is never the same object as a container, array or object, and two
             # trackers of kinds with tracked identity are two objects
@@ -485,6 +489,12 @@ def _is(negate: bool) -> Callable[..., VariableTracker | None]:
         unsupported(Category.UNSUPPORTED_VALUE, f"identity of {a.describe()} and {b.describe()} is not known while tracing")
 
     return compare
+
+
+def _is_numpy_scalar_result(value: VariableTracker) -> bool:
+    from .arrays import ArrayVariable
+
+    return isinstance(value, ArrayVariable) and value.meta.scalar
 
 
 def _member_constant_and_object(a: VariableTracker, b: VariableTracker) -> tuple | None:

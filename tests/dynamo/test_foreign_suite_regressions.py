@@ -269,3 +269,13 @@ def test_time_scalars_are_guarded_with_their_unit_and_nat_matches_nat():
     for t, u in cases:
         result, expected = compiled(t, u), f(t, u)
         assert [(r.dtype, str(r)) for r in result] == [(e.dtype, str(e)) for e in expected]
+
+
+def test_identity_of_a_numpy_scalar_result_is_decided_at_run_time():
+    # NumPy hands out its interned bools: a graph's bool result is np.True_ itself
+    def f(a):
+        return np.array([True])[0] is np.True_, a[0] is np.bool_(True), (a.sum() > 0) is not np.False_, a[1] is None
+
+    compiled, _ = compile_with_counter(f)
+    for a in (np.array([True, False]), np.array([False, True])):
+        assert compiled(a) == f(a)
