@@ -172,7 +172,9 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     # values read through attributes, items, globals or cells: as they were before the side
     # effects are replayed (`v = lst.pop()` is lst[-1] of the list as it was; `old = obj.a;
     # obj.a = new` would read the new value)
-    _load_early(cg, tx, passed_on, lambda value: _reads_state(cg, tx, value))
+    # (not iterators: loaded after the replay, below, they walk the container as it is then)
+    _load_early(cg, tx, passed_on,
+                lambda value: not isinstance(value, IteratorVariable) and _reads_state(cg, tx, value))
     tx.output.side_effects.codegen(cg)  # the program sees the state plain Python would
     write_cells(cg, tx)
     # iterators: as the replayed state has them, before the instruction runs in Python (a dict

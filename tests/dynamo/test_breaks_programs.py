@@ -94,3 +94,28 @@ def test_a_value_rebuilt_at_a_break_reads_what_it_was_made_from_before_the_repla
 
     run = compare(_bound_method_of_an_item_replaced_before_a_break, {"k": _Holder("first")})
     assert run.result == "first"
+
+
+class _MadeSpecially:
+    def __new__(cls, value):  # a custom __new__: creating one breaks the graph
+        return super().__new__(cls)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _loop_over_an_attribute_dict_grown_before_a_break_in_the_loop(holder, key):
+    holder.table[key] = key * 10  # replayed at the break, before the loop's iterator is rebuilt
+    out = []
+    for node in holder.table:
+        out.append(_MadeSpecially(node).value)
+    return out
+
+
+def test_a_dict_iterator_at_a_break_walks_the_dict_as_the_replay_left_it():
+    holder_plain, holder_compiled = _Holder(None), _Holder(None)
+    holder_plain.table, holder_compiled.table = {1: 10}, {1: 10}
+    expected = _loop_over_an_attribute_dict_grown_before_a_break_in_the_loop(holder_plain, 2)
+    with dynamo.enable():
+        result = _loop_over_an_attribute_dict_grown_before_a_break_in_the_loop(holder_compiled, 2)
+    assert result == expected == [1, 2] and holder_compiled.table == holder_plain.table
