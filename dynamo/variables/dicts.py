@@ -2,7 +2,6 @@
 that existed before the frame and was mutated is written back in CPython's insertion order."""
 from __future__ import annotations
 
-import functools
 import math
 import operator
 from dataclasses import dataclass
@@ -284,21 +283,21 @@ class DictKeysAre:
 
     keys: tuple
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_kinds", tuple(map(type, self.keys)))
+        object.__setattr__(self, "_plain", all(kind in _PLAIN_KEYS for kind in self._kinds))
+
     def __call__(self, value: Any) -> bool:
         keys = tuple(value)
-        if len(keys) != len(self.keys) or not all(map(operator.is_, map(type, keys), self._kinds)):
+        if len(keys) != len(self.keys):
+            return False
+        if all(map(operator.is_, keys, self.keys)):  # the usual case: the very same key objects
+            return True
+        if not all(map(operator.is_, map(type, keys), self._kinds)):
             return False
         if self._plain:  # same built-in kinds in every position: == is theirs
             return keys == self.keys
         return all(map(_same_key, keys, self.keys))
-
-    @functools.cached_property
-    def _kinds(self) -> tuple:
-        return tuple(map(type, self.keys))
-
-    @functools.cached_property
-    def _plain(self) -> bool:
-        return all(kind in _PLAIN_KEYS for kind in self._kinds)
 
     def describe(self, name: str) -> str:
         return f"list({name}) == {list(self.keys)!r}"
