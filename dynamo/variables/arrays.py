@@ -46,9 +46,9 @@ class ArrayVariable(VariableTracker):
         return self.meta.dtype.type if self.meta.scalar else np.ndarray
 
     def describe(self) -> str:
-        kind = "NumPy scalar" if self.meta.scalar else "array"
-        shape = "" if self.meta.scalar else f" of shape {tuple(self.meta.shape)}"
-        return f"{'a' if kind[0] not in 'aeiou' else 'an'} {kind}{shape} and dtype {self.meta.dtype} (computed in the graph)"
+        if self.meta.scalar:
+            return f"a NumPy {self.meta.dtype} scalar (computed in the graph)"
+        return f"an array of shape {tuple(self.meta.shape)} and dtype {self.meta.dtype} (computed in the graph)"
 
     def as_graph_argument(self) -> Any:
         return self.node
