@@ -3,7 +3,6 @@ tests (tests/fx_ir/ops) also runs that call as a graph through the triton backen
 behind an elementwise op on each array input so that the op is lowered inside a kernel, not handed over."""
 from __future__ import annotations
 
-import builtins
 import copy
 import os
 import sys
@@ -22,8 +21,7 @@ import ops_harness  # noqa: E402
 from triton_helpers import close  # noqa: E402
 
 from dynamo.backends.triton_gpu import TritonBackend  # noqa: E402
-from dynamo.fx_ir import Graph, GraphModule, map_aggregate  # noqa: E402
-from dynamo.fx_ir.ops import Attribute, Method  # noqa: E402
+from dynamo.fx_ir import ShapeProp  # noqa: E402
 
 # the interpreter makes every example slow: hypothesis must not call that too slow (the examples stay)
 settings.register_profile("triton_corpus", suppress_health_check=list(HealthCheck))
@@ -33,51 +31,15 @@ _backend = TritonBackend()
 STATS: dict[str, Any] = {"checked": 0, "compiled": 0, "kernels": 0, "fallbacks": 0}
 
 
-def graph_of_call(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mutated: set[int]) -> tuple[GraphModule, list[Any]]:
-    """One node calling `target`; array arguments become placeholders (through np.positive where that
-    is exact and cheap); the graph returns the result and every input (to compare in-place writes)."""
-    g = Graph()
-    inputs: list[Any] = []
-
-    def lift(value: Any) -> Any:
-        if isinstance(value, ops_harness.Const):
-            return value.value
-        if not isinstance(value, np.ndarray):
-            return value
-        placeholder = g.placeholder(f"x{len(inputs)}")
-        inputs.append(value)
-        if id(value) in mutated or value.dtype.kind not in "iuf" or value.ndim == 0:
-            return placeholder
-        return g.call_function(np.positive, (placeholder,))
-
-    call_args = map_aggregate(args, lift)
-    call_kwargs = {k: map_aggregate(v, lift) for k, v in kwargs.items()}
-    if isinstance(target, Method):
-        node = g.call_method(target.name, call_args, call_kwargs)
-    elif isinstance(target, Attribute):
-        node = g.call_function(builtins.getattr, (call_args[0], target.name))
-    else:
-        node = g.call_function(target, call_args, call_kwargs)
-    g.output((node, *[p for p in g.nodes if p.op == "placeholder"]))
-    return GraphModule({}, g), inputs
-
-
 def check(target: Any, *args: Any, _expect: type[BaseException] | None = None, **kwargs: Any) -> Any:
     result = _original_check(target, *args, _expect=_expect, **kwargs)
     STATS["checked"] += 1
     if _expect is not None or isinstance(result, BaseException):
         return result
-    info = ops_harness._lookup(target)
-    effects = info.effects(*ops_harness.to_meta(args), **{k: ops_harness.to_meta(v) for k, v in kwargs.items()})
-    if effects.nondeterministic:
+    made = ops_harness.call_as_graph(target, args, kwargs)
+    if made is None:
         return result
-    real_args = ops_harness._copy(args)
-    real_kwargs = {k: ops_harness._copy(v) for k, v in kwargs.items()}
-    mutated = {id(ops_harness._resolve(ref, real_args, real_kwargs)) for ref in effects.mutates}
-    gm, inputs = graph_of_call(target, real_args, real_kwargs, mutated)
-    if not inputs:
-        return result
-    from dynamo.fx_ir import ShapeProp
+    gm, inputs = made
     ShapeProp(gm).propagate(*copy.deepcopy(inputs))
     compiled = _backend(gm, inputs)
     plain, mine = copy.deepcopy(inputs), copy.deepcopy(inputs)

@@ -190,3 +190,44 @@ def _check_untouched(before: Any, after: Any, mutates: tuple[Any, ...]) -> None:
     for b, a in zip(_arrays((bargs, tuple(bkw.values()))), _arrays((aargs, tuple(akw.values())))):
         if id(a) not in written:
             assert np.array_equal(a, b, equal_nan=True), "an input the rule says is not written changed"
+
+
+def call_as_graph(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]] | None:
+    """The checked call as a one-node graph for a backend test (the backend corpus plugins): array
+    arguments become placeholders, behind np.positive where that is exact and cheap so that a
+    backend lowers the op inside a kernel; the graph returns the result and every input (to compare
+    in-place writes). None when there is nothing to compare (a nondeterministic op, no array input)."""
+    import builtins
+
+    from dynamo.fx_ir import Graph, GraphModule, map_aggregate
+
+    info = _lookup(target)
+    effects = info.effects(*to_meta(args), **{k: to_meta(v) for k, v in kwargs.items()})
+    if effects.nondeterministic:
+        return None  # np.empty_like and friends
+    args, kwargs = _copy(args), {k: _copy(v) for k, v in kwargs.items()}
+    mutated = {id(_resolve(ref, args, kwargs)) for ref in effects.mutates}
+    g = Graph()
+    inputs: list[Any] = []
+
+    def lift(value: Any) -> Any:
+        if isinstance(value, Const):
+            return value.value
+        if not isinstance(value, np.ndarray):
+            return value
+        placeholder = g.placeholder(f"x{len(inputs)}")
+        inputs.append(value)
+        if id(value) in mutated or value.dtype.kind not in "iuf" or value.ndim == 0:
+            return placeholder  # written in place, or no cheap exact identity op: used as it is
+        return g.call_function(np.positive, (placeholder,))
+
+    call_args = map_aggregate(args, lift)
+    call_kwargs = {k: map_aggregate(v, lift) for k, v in kwargs.items()}
+    if isinstance(target, Method):
+        node = g.call_method(target.name, call_args, call_kwargs)
+    elif isinstance(target, Attribute):
+        node = g.call_function(builtins.getattr, (call_args[0], target.name))
+    else:
+        node = g.call_function(target, call_args, call_kwargs)
+    g.output((node, *[p for p in g.nodes if p.op == "placeholder"]))
+    return (GraphModule({}, g), inputs) if inputs else None
