@@ -167,6 +167,7 @@ def test_explain_starts_from_a_clean_cache_and_takes_compile_options():
     assert report.graph_count == 1 and len(calls) == 1
 
 
+@pytest.mark.registered_backend  # eager generates no code: the frontend logs its graphs
 def test_logs_show_breaks_and_bytecode_side_by_side(caplog):
     import logging
 

@@ -15,6 +15,9 @@ from dynamo.backends.numpy_cpu import Machine, NumpyBackend
 from support import same_value
 
 rng = np.random.default_rng(8)
+# the default backend as registered runs small graphs inline: a corpus that registers blocked kernels
+# in its place (tests/backends/numpy_backend_tiny_plugin.py) skips what holds for inline code only
+inline_by_default = pytest.mark.registered_backend
 
 
 def graphs_of(compiled):
@@ -31,6 +34,7 @@ def small(x, y):
     return x * y + 1.0 - np.sqrt(x)
 
 
+@inline_by_default
 def test_a_small_graph_runs_inline_and_gives_numpys_result():
     x, y = rng.random(8), rng.random(8)
     compiled = dynamo.compile(small, backend="numpy")
@@ -40,6 +44,7 @@ def test_a_small_graph_runs_inline_and_gives_numpys_result():
     assert not calls_a_graph(small)
 
 
+@inline_by_default
 def test_outputs_keep_their_identity_and_inputs_come_back_as_they_are():
     def f(x, n):
         a = x * n
@@ -54,6 +59,7 @@ def test_outputs_keep_their_identity_and_inputs_come_back_as_they_are():
     assert [g.inlined for g in graphs_of(compiled)] == [True]
 
 
+@inline_by_default
 def test_both_sides_of_a_graph_break_run_inline(capsys):
     def f(x):
         y = np.exp(x) - 1
@@ -74,6 +80,7 @@ def _warnings_of(fn, *args):
     return result, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
 
 
+@inline_by_default
 def test_a_warning_inside_the_graph_points_at_the_users_line():
     def f(x):
         y = x - 10.0
@@ -88,6 +95,7 @@ def test_a_warning_inside_the_graph_points_at_the_users_line():
     assert expected_warnings and expected_warnings[0][2] == __file__
 
 
+@inline_by_default
 def test_an_error_inside_the_graph_has_plain_pythons_traceback():
     def f(x):
         y = x * 2.0
@@ -114,6 +122,7 @@ def test_blocked_kernels_are_still_called():
     assert [g.inlined for g in graphs_of(compiled)] == [False]
 
 
+@inline_by_default
 def test_the_output_code_log_says_the_graph_runs_inline(caplog):
     with caplog.at_level(logging.DEBUG, logger="dynamo.output_code"):
         dynamo.compile(small, backend="numpy")(rng.random(3), rng.random(3))
