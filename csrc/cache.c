@@ -27,6 +27,8 @@ static PyMemberDef cache_entry_members[] = {
     {"code", T_OBJECT, offsetof(CacheEntry, code), READONLY, "the transformed code"},
     {"owner", T_OBJECT, offsetof(CacheEntry, owner), READONLY, "the callback that made it"},
     {"hits", T_PYSSIZET, offsetof(CacheEntry, hits), READONLY, "calls served"},
+    {"in_place", T_INT, offsetof(CacheEntry, in_place), READONLY,
+     "true when the entry's code is the original: a hit runs the frame as it is"},
     {"unhooked", T_INT, offsetof(CacheEntry, unhooked), READONLY,
      "the code starts no frame the hook must see, so it runs with the hook off"},
     {NULL},
@@ -168,10 +170,11 @@ CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, P
         return NULL;
     }
     PyCodeObject *new_code = (PyCodeObject *)transformed;
+    int in_place = new_code == code;
     int slots = code_argument_slots(code);
-    if (new_code->co_argcount != slots || new_code->co_kwonlyargcount != 0 ||
+    if (!in_place && (new_code->co_argcount != slots || new_code->co_kwonlyargcount != 0 ||
         (new_code->co_flags & (CO_VARARGS | CO_VARKEYWORDS)) ||
-        new_code->co_nfreevars != code->co_nfreevars) {
+        new_code->co_nfreevars != code->co_nfreevars)) {
         PyErr_Format(PyExc_ValueError,
                      "transformed code for %U must take the %d argument slots positionally "
                      "and keep the %d free variables of the original",
@@ -179,11 +182,16 @@ CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, P
         return NULL;
     }
     ExtraState *state = extra_state_get_or_create(code);
-    ExtraState *transformed_state = state ? extra_state_get_or_create(new_code) : NULL;
-    if (transformed_state == NULL) {
+    if (state == NULL) {
         return NULL;
     }
-    transformed_state->skip = 1; /* its own frames run as they are */
+    if (!in_place) {
+        ExtraState *transformed_state = extra_state_get_or_create(new_code);
+        if (transformed_state == NULL) {
+            return NULL;
+        }
+        transformed_state->skip = 1; /* its own frames run as they are */
+    }
     CacheEntry *entry = PyObject_New(CacheEntry, &CacheEntry_Type);
     if (entry == NULL) {
         return NULL;
@@ -194,6 +202,7 @@ CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, P
     entry->function = NULL;
     entry->hits = 0;
     entry->unhooked = unhooked;
+    entry->in_place = in_place;
     int err = PyList_Insert(state->entries, 0, (PyObject *)entry);
     Py_DECREF(entry);
     return err < 0 ? NULL : entry;

@@ -120,6 +120,25 @@ static PyObject *compiled_function_vectorcall(CompiledFunction *self, PyObject *
         return NULL;
     }
     PyFunctionObject *func = (PyFunctionObject *)self->fn;
+    if (entry != NULL && entry->in_place) {
+        /* the original code is the entry's: a plain call of the function, its guards checked */
+        int unhooked = entry->unhooked;
+        Py_DECREF(entry);
+        PyObject *previous = unhooked ? eval_frame_suspend() : eval_frame_swap_callback(self->callback);
+        if (!unhooked) {
+            eval_frame_run_next_as_is((PyCodeObject *)func->func_code);
+        }
+        PyObject *result = PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+        if (unhooked) {
+            eval_frame_resume(previous);
+            return result;
+        }
+        eval_frame_run_next_as_is(NULL);
+        PyObject *mine = eval_frame_swap_callback(previous);
+        Py_DECREF(previous);
+        Py_DECREF(mine);
+        return result;
+    }
     if (entry != NULL && entry->unhooked) {
         /* code that starts no frame to compile: no need to turn the hook on around it */
         PyObject *result = cache_entry_call(entry, bound, ((PyCodeObject *)func->func_code)->co_argcount,

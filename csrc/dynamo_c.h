@@ -31,6 +31,7 @@ typedef struct CacheEntry {
     PyObject *function;       /* function object for `code`, reused while globals/closure match */
     Py_ssize_t hits;
     int unhooked;             /* `code` starts no frame the hook must see: it runs with the hook off */
+    int in_place;             /* `code` is the original: the frame runs as it is, no new frame or function */
 } CacheEntry;
 
 extern PyTypeObject CacheEntry_Type;
@@ -81,6 +82,9 @@ int eval_frame_hook_installed(void);
  * itself); resume() puts back what suspend() returned. */
 PyObject *eval_frame_suspend(void);
 void eval_frame_resume(PyObject *suspended);
+/* The next frame of `code` on this thread runs as it is, without a cache lookup (set right
+ * before calling a function whose guards passed; NULL clears it). */
+void eval_frame_run_next_as_is(PyCodeObject *code);
 /* Runs the callback's answer for a frame or call: (guard, code) -> new entry; None -> NULL
  * without error; SKIP -> marks the code, NULL without error. */
 CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, PyObject *view);

@@ -16,6 +16,9 @@
 #endif
 static _Thread_local PyObject *tls_callback DYNAMO_TLS_MODEL = NULL;
 static Py_ssize_t threads_with_callback = 0;
+/* A code object whose next frame on this thread runs as it is, without a cache lookup: a
+ * compiled function's call checked the guards already (eval_frame_run_next_as_is). */
+static _Thread_local PyCodeObject *tls_checked_code DYNAMO_TLS_MODEL = NULL;
 static _PyFrameEvalFunction previous_eval_frame = NULL;
 PyObject *dynamo_skip_marker = NULL;
 PyObject *dynamo_cache_full_marker = NULL;
@@ -30,6 +33,8 @@ static PyObject *eval_default(PyThreadState *tstate, DynamoFrame *frame, int thr
 }
 
 PyObject *eval_frame_callback(void) { return tls_callback; }
+
+void eval_frame_run_next_as_is(PyCodeObject *code) { tls_checked_code = code; }
 
 PyObject *eval_frame_suspend(void) {
     PyObject *callback = tls_callback;
@@ -223,6 +228,10 @@ static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, in
         return eval_default(tstate, frame, throwflag);
     }
     PyCodeObject *code = compat_frame_code(frame);
+    if (code == tls_checked_code) {
+        tls_checked_code = NULL;
+        return eval_default(tstate, frame, throwflag);
+    }
     if (!(code->co_flags & CO_OPTIMIZED) || (code->co_flags & UNCOMPILABLE_FLAGS) ||
         !compat_frame_is_replaceable(frame)) {
         return eval_default(tstate, frame, throwflag);
@@ -259,6 +268,18 @@ static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, in
             return NULL;
         }
         return eval_default(tstate, frame, throwflag);
+    }
+    if (entry->in_place) {
+        /* the original code is what runs: this very frame, so no arguments are copied or held */
+        int unhooked = entry->unhooked;
+        Py_DECREF(entry);
+        if (!unhooked) {
+            return eval_default(tstate, frame, throwflag);
+        }
+        PyObject *suspended = eval_frame_suspend();
+        PyObject *result = eval_default(tstate, frame, throwflag);
+        eval_frame_resume(suspended);
+        return result;
     }
     PyObject *result = cache_entry_call(entry, inputs.args, inputs.nargs, inputs.globals, inputs.closure);
     Py_DECREF(entry);

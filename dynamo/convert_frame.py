@@ -161,6 +161,26 @@ class CompiledFrame:
     dynamic: list[str] = field(default_factory=list)  # explain's lines on dynamic sizes (ShapeEnv.report)
 
 
+# What must be equal for a transformed code object to behave as the original (names and line
+# tables may differ: they only label tracebacks, and the original's are the right ones)
+_BEHAVIOUR = ("co_code", "co_consts", "co_names", "co_varnames", "co_freevars", "co_cellvars",
+              "co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_flags", "co_nlocals",
+              "co_exceptiontable")
+
+
+def code_to_run(original: types.CodeType, compiled: CompiledFrame) -> types.CodeType:
+    """The code a cache hit runs. The original itself when the frame falls back whole or the
+    transformed code does nothing else: the C hook then runs the frame it was given as it is
+    (no second frame made and no arguments copied into it; tracebacks show the user's frame)."""
+    if compiled.fallback_reason is not None and compiled.python_until is None:
+        return original
+    code = compiled.code
+    flat = flatten_signature(original)
+    if all(getattr(code, name) == getattr(flat, name) for name in _BEHAVIOUR):
+        return original
+    return code
+
+
 class ConvertFrame:
     def __init__(self, backend: Any, backend_name: str, fullgraph: bool, dynamic: bool | None):
         self.backend = backend
@@ -218,7 +238,7 @@ class ConvertFrame:
                 if getattr(made, "source", None) is None:
                     output_code_log.debug("code of a graph of %s (%s backend):\n%s", code.co_qualname,
                                           self.backend_name, graph.graph_module.code)
-        return compiled.guards.compile(), compiled.code, compiled.unhooked
+        return compiled.guards.compile(), code_to_run(code, compiled), compiled.unhooked
 
     def compile_frame(self, frame: Any) -> CompiledFrame:
         """Trace the frame into a graph; when something cannot be captured, fall back to the

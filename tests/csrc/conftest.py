@@ -21,3 +21,13 @@ def identity_compile_frame(self, frame):
 @pytest.fixture(autouse=True)
 def identity_frontend(monkeypatch):
     monkeypatch.setattr(ConvertFrame, "compile_frame", identity_compile_frame)
+
+
+
+@pytest.fixture(autouse=True)
+def transformed_code_path(request, monkeypatch):
+    """A hit runs the answer's own code object (a new frame), the path these tests prove; the
+    in-place path (the original frame run as it is) has its own tests in test_hook_in_place.py."""
+    if getattr(request.module, "IN_PLACE_HITS", False):
+        return
+    monkeypatch.setattr("dynamo.convert_frame.code_to_run", lambda original, compiled: compiled.code)
