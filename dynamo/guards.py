@@ -107,6 +107,21 @@ class TimeIs:
         return f"{name} == {self.value!r} (unit exact)"
 
 
+@dataclass(frozen=True)
+class OnDevice:
+    """x (a device array, its exact type guarded before) is on this device: the graph's calls run
+    there, and one on another device would mix devices with the arrays made on this one."""
+
+    device: str
+    device_of: Callable[[Any], str | None]
+
+    def __call__(self, x: Any) -> bool:
+        return self.device_of(x) == self.device
+
+    def describe(self, name: str) -> str:
+        return f"{name} is on {self.device}"
+
+
 def _parts(x: Any) -> tuple[float, ...]:
     if isinstance(x, (complex, np.complexfloating)):
         return x.real, x.imag

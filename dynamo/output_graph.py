@@ -15,7 +15,7 @@ from .exc import BackendCompilerFailed, Category, SourceLocation, unsupported
 from .fx_ir.graph import Graph
 from .fx_ir.graph_module import GraphModule
 from .fx_ir.tensor_meta import TensorMeta
-from .guards import GuardKind, GuardSet, dtype_guard
+from .guards import GuardKind, GuardSet, OnDevice, dtype_guard
 from .logs import get_artifact_logger
 from .side_effects import SideEffects
 from .sources import Source
@@ -88,17 +88,24 @@ class OutputGraph:
 
     # ---- graph inputs and nodes ----------------------------------------------------------------------
     def add_array_input(self, source: Source, value: Any) -> ArrayVariable:
-        """A real ndarray from the frame becomes a placeholder, guarded on its type, dtype and shape."""
+        """A real ndarray (or device array) from the frame becomes a placeholder, guarded on its type,
+        dtype and shape (and device)."""
         if source in self.inputs:
             return self.inputs[source].variable
         self.guard(source, GuardKind.TYPE_IS, type(value))
+        from .device_arrays import device_of, entry_of
         from .sources import AttrSource
+
+        device_type = entry_of(type(value))
+        if device_type is not None:
+            self.guard(source, GuardKind.CALL, OnDevice(device_type.device(value), device_of))
 
         self.guard(AttrSource(source, "dtype"), GuardKind.EQUALS, value.dtype)
         kind, exact = dtype_guard(value.dtype)
         if kind is GuardKind.CALL:  # a record or structured dtype, or one with metadata: == is not enough
             self.guard(AttrSource(source, "dtype"), kind, exact)
-        meta = TensorMeta.from_value(value)
+        # device arrays keep static shapes: their graphs run as the library's own calls
+        meta = TensorMeta(value.shape, value.dtype) if device_type is not None else TensorMeta.from_value(value)
         if isinstance(value, np.ndarray):
             dynamic, marked = self.shape_policy.dynamic_dims(source.name(), value)
             shape = self.shape_env.array_shape(source, value.shape, dynamic, marked, self.shape_policy.reason) \
@@ -115,6 +122,9 @@ class OutputGraph:
             node = self.graph.placeholder(name)
         node.meta["val"] = meta
         node.meta["source"] = source.name()
+        if device_type is not None:  # what ops on it make, and what Python sees of it (numpy_api, arrays)
+            node.meta.update(device=device_type.device(value), array_type=type(value),
+                             array_library=device_type.library)
         variable = ArrayVariable(node, meta, source=source)
         self.inputs[source] = GraphInput(source, value, variable)
         return variable

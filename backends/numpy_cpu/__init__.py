@@ -39,6 +39,9 @@ class NumpyBackend:
         self.strict = strict
 
     def __call__(self, graph_module: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+        library = device_library(graph_module, example_inputs)
+        if library is not None:
+            return EagerOnDevice(graph_module, library)
         start = time.perf_counter()
         try:
             plan = self.plan(graph_module, example_inputs)
@@ -92,6 +95,31 @@ class NumpyBackend:
         # the frontend may run it inside the caller's frame (dynamo/graph_inline.py)
         function.inlinable = not source.loops
         return function  # type: ignore[no-any-return]
+
+
+def device_library(graph_module: GraphModule, example_inputs: list[Any]) -> str | None:
+    """The library of the graph's GPU array inputs (CuPy), or None when every input is on the host:
+    the frontend marks their placeholders; an array exposing __cuda_array_interface__ is one too."""
+    for node in graph_module.graph.nodes:
+        if node.op == "placeholder" and node.meta.get("device"):
+            return str(node.meta.get("array_library") or "the array library")
+    for value in example_inputs:
+        if hasattr(type(value), "__cuda_array_interface__"):
+            return type(value).__module__.partition(".")[0]
+    return None
+
+
+class EagerOnDevice:
+    """The graph as traced, for GPU array inputs: its NumPy calls dispatch to their library (CuPy),
+    exactly as the program's own calls do. The generated code cannot run there: its out= buffers
+    are NumPy arrays, which CuPy refuses."""
+
+    def __init__(self, graph_module: GraphModule, library: str) -> None:
+        self.forward = graph_module.forward
+        self.notes = [f"runs eagerly through {library}: {library} inputs; backend='triton' fuses kernels on the GPU"]
+
+    def __call__(self, *args: Any) -> Any:
+        return self.forward(*args)
 
 
 numpy_backend = register_backend(NumpyBackend(), name="numpy")

@@ -43,9 +43,20 @@ class ArrayVariable(VariableTracker):
         self.bases = bases if bases is not None else frozenset([self.source] if self.source is not None else [])
 
     def python_type(self) -> type:
+        # a device array's results, reductions too, are arrays of its type (CuPy returns 0-d arrays)
+        array_type = self.node.meta.get("array_type")
+        if array_type is not None:
+            return array_type
         return self.meta.dtype.type if self.meta.scalar else np.ndarray
 
     def describe(self) -> str:
+        device = self.node.meta.get("device")
+        if device is not None:
+            library = _device_type(self).library
+            if self.meta.scalar:
+                return f"a 0-d {library} array of dtype {self.meta.dtype} on {device} (computed in the graph)"
+            return (f"a {library} array of shape {tuple(self.meta.shape)} and dtype {self.meta.dtype} on {device} "
+                    "(computed in the graph)")
         if self.meta.scalar:
             return f"a NumPy {self.meta.dtype} scalar (computed in the graph)"
         return f"an array of shape {tuple(self.meta.shape)} and dtype {self.meta.dtype} (computed in the graph)"
@@ -57,9 +68,17 @@ class ArrayVariable(VariableTracker):
         return self.meta
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        device_type = _device_type(self)
+        if device_type is not None and not hasattr(device_type.cls, name):
+            unsupported(Category.EXCEPTION, f"{self.describe()} has no attribute {name!r} (AttributeError)")
         if tx.output.numpy.has_array_attribute(name) and name not in _DATA_METHODS:  # shape, dtype, T, ...
             return tx.output.numpy.array_attribute(tx, self, name)
         attribute = getattr(self.python_type(), name, None)
+        if device_type is not None and not callable(attribute):
+            # x.device, x.data, x.strides: the library's own objects, read when the program runs
+            unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"{device_type.type_name} attribute {name!r} of "
+                        f"{self.describe()} is read in Python",
+                        "devices, memory pointers and layouts of device arrays are not modelled while tracing")
         if attribute is None:
             unsupported(Category.EXCEPTION, f"{self.describe()} has no attribute {name!r} (AttributeError)")
         if callable(attribute):
@@ -102,6 +121,14 @@ class ArrayVariable(VariableTracker):
             codegen.load_source(self.source)
         else:
             codegen.load_graph_output(self)
+
+
+def _device_type(array: ArrayVariable) -> Any:
+    """The registration of the device array type of `array` (dynamo.device_arrays), or None."""
+    from ..device_arrays import entry_of
+
+    array_type = array.node.meta.get("array_type")
+    return None if array_type is None else entry_of(array_type)
 
 
 class ArraySubclassVariable(VariableTracker):

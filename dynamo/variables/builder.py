@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from ..device_arrays import is_device_array
 from ..exc import Category, unsupported
 from ..guards import FloatIs, GuardKind, TimeIs, dtype_guard, needs_exact_float_guard
 from ..sources import AttrSource, ItemSource, Source
@@ -96,6 +97,10 @@ class VariableBuilder:
         variable = self.output.add_array_input(source, value)
         self.output.numpy.memory.added(source)
         return variable
+
+    def wrap_device_array(self, value: Any, source: Source) -> VariableTracker:
+        """A CuPy array (dynamo.device_arrays): a graph input like an ndarray, on its device."""
+        return self.wrap_array(value, source)
 
     def wrap_constant(self, value: Any, source: Source) -> VariableTracker:
         self.guard(source, GuardKind.TYPE_IS, type(value))
@@ -256,6 +261,7 @@ _BY_TYPE: dict[type, Callable[[VariableBuilder, Any, Source], VariableTracker]] 
 }
 
 _BY_CHECK: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any, Source], VariableTracker]]] = [
+    (is_device_array, VariableBuilder.wrap_device_array),
     (lambda v: isinstance(v, np.dtype), VariableBuilder.wrap_constant),
     # a structured record (np.void) is mutable, a view into its array: an object, not a value
     (lambda v: isinstance(v, np.generic) and not isinstance(v, np.void), VariableBuilder.wrap_numpy_scalar),

@@ -6,10 +6,11 @@ import math
 import operator
 import types
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
+from ..device_arrays import DeviceArrayType, device_of, dispatches_to_device, entry_of, is_device_array
 from ..exc import Category, unsupported
 from ..fx_ir import ops as registry
 from ..fx_ir.ops.errors import DataDependentShape
@@ -191,6 +192,7 @@ class NumpyOps:
             return self.output.size_value(meta)
         # recorded as getattr(a, "T"): the registry's infer takes only the array
         node = self.output.create_node("call_function", getattr, (array.as_graph_argument(), name), {}, meta)
+        node.meta.update(_device_meta(_array_nodes([array])))
         view_of = op.effects(array.as_meta_argument()).view_of
         return self.wrap_result(node, meta, array_bases([array]) if view_of is not None else frozenset())
 
@@ -215,9 +217,14 @@ class NumpyOps:
     def call_array_method(self, tx: "Tx", array: VariableTracker, name: str, args: list[VariableTracker],
                           kwargs: dict[str, VariableTracker]) -> VariableTracker:
         op = registry.lookup_method(name)
+        device_type = _device_type(_array_nodes([array]))
+        owner = "ndarray" if device_type is None else device_type.type_name
+        if op is None and device_type is not None:  # x.get(), x.toDlpack(): the library's own methods
+            unsupported(Category.UNSUPPORTED_CALL, f"{owner}.{name}() of {array.describe()} runs in Python",
+                        "only the methods NumPy's ndarray has too enter a graph")
         if op is None:
-            unsupported(Category.UNSUPPORTED_CALL, f"ndarray.{name}() is not supported while tracing")
-        return self._record(op, "call_method", name, [array, *args], kwargs, f"ndarray.{name}")
+            unsupported(Category.UNSUPPORTED_CALL, f"{owner}.{name}() is not supported while tracing")
+        return self._record(op, "call_method", name, [array, *args], kwargs, f"{owner}.{name}")
 
     def _record(self, op: Any, kind: str, target: Any, args: list[VariableTracker],
                 kwargs: dict[str, VariableTracker], label: str) -> VariableTracker:
@@ -231,6 +238,7 @@ class NumpyOps:
             kwargs = {k: concrete_deep(v, why) for k, v in kwargs.items()}
             meta_args = [meta_argument(a) for a in args]
             meta_kwargs = {k: meta_argument(v) for k, v in kwargs.items()}
+        device = check_devices(target, _array_nodes([*args, *kwargs.values()]), label)
         result_meta = self._infer(op, meta_args, meta_kwargs, label)
         _check_representable(result_meta, label)
         if not _holds_array_meta(result_meta):
@@ -248,6 +256,7 @@ class NumpyOps:
         graph_args = tuple(graph_argument(a) for a in args)
         graph_kwargs = {k: graph_argument(v) for k, v in kwargs.items()}
         node = self.output.create_node(kind, target, graph_args, graph_kwargs, result_meta)
+        node.meta.update(device)
         if effects.mutates:
             node.meta["impure"] = True
         bases = _result_bases(args, kwargs, effects.view_of)
@@ -278,6 +287,7 @@ class NumpyOps:
             for i, item_meta in enumerate(meta):
                 if isinstance(item_meta, TensorMeta):
                     item = self.output.create_node("call_function", operator.getitem, (node, i), {}, item_meta)
+                    item.meta.update(_device_meta([node]))
                     items.append(ArrayVariable(item, item_meta, bases=bases))
                 else:
                     items.append(self.output.size_value(item_meta))
@@ -308,12 +318,15 @@ class InputMemory:
             self._guard_apart(written, source)
 
     def _inputs(self) -> list[Source]:
-        return [s for s, graph_input in self.output.inputs.items() if isinstance(graph_input.value, np.ndarray)]
+        return [s for s, graph_input in self.output.inputs.items()
+                if isinstance(graph_input.value, np.ndarray) or is_device_array(graph_input.value)]
 
     def _guard_apart(self, written: Source, other: Source) -> None:
         if other == written:
             return
         a, b = self.output.inputs[written].value, self.output.inputs[other].value
+        if device_of(a) != device_of(b) or type(a) is not type(b):
+            return  # memories of two devices (or two libraries) never overlap; np.may_share_memory refuses them
         if a is b or np.may_share_memory(a, b):
             unsupported(Category.SIDE_EFFECT, f"{written.name()} is written in place while {other.name()} shares "
                         "memory with it", "the write runs in Python, where NumPy resolves the overlap")
@@ -323,6 +336,110 @@ class InputMemory:
 def owns_data(array: np.ndarray) -> bool:
     """An array that owns its buffer: two distinct such arrays never overlap (cheap to guard)."""
     return array.base is None
+
+
+# ---- devices: where the arrays of a call live ----------------------------------------------------------
+
+def _array_nodes(values: list[Any]) -> list[Any]:
+    """The graph nodes of the arrays among these values (inside lists and tuples too)."""
+    from .arrays import ArrayVariable
+
+    nodes: list[Any] = []
+    for value in values:
+        if isinstance(value, ArrayVariable):
+            nodes.append(value.node)
+        elif isinstance(getattr(value, "items", None), list):
+            nodes += _array_nodes(value.items)
+    return nodes
+
+
+def _device_type(nodes: list[Any]) -> DeviceArrayType | None:
+    return next((entry_of(n.meta["array_type"]) for n in nodes if n.meta.get("device")), None)
+
+
+def _device_meta(nodes: list[Any]) -> dict[str, Any]:
+    """What a result of these arrays records of its device: none for host results."""
+    for node in nodes:
+        if node.meta.get("device"):
+            return {"device": node.meta["device"], "array_type": node.meta["array_type"]}
+    return {}
+
+
+def check_devices(target: Any, nodes: list[Any], label: str) -> dict[str, Any]:
+    """The device meta of a call's result (empty: on the host). Gives up, so that the call runs in
+    Python as it would unjitted, when arrays of two devices meet (CuPy refuses a NumPy array) or a
+    device array reaches a call its library does not take over (np.asarray, a function it lacks)."""
+    devices: dict[Any, Any] = {}
+    for node in nodes:
+        meta = node.meta.get("val")
+        if node.meta.get("device"):
+            devices.setdefault((node.meta["device"], node.meta["array_type"]), node)
+        elif isinstance(meta, TensorMeta) and not meta.scalar:  # a NumPy scalar mixes as a number does
+            devices.setdefault(None, node)
+    on_device = [key for key in devices if key is not None]
+    if not on_device:
+        return {}
+    entry = entry_of(on_device[0][1])
+    assert entry is not None
+    if len(devices) > 1:
+        _mixed_devices(entry, [key and key[0] for key in devices], target, label)
+    device = on_device[0][0]
+    if not dispatches_to_device(target, entry.cls):
+        _not_dispatched(entry, device, target, label)
+    return {"device": device, "array_type": entry.cls}
+
+
+def _mixed_devices(entry: DeviceArrayType, devices: list[str | None], target: Any, label: str) -> "NoReturn":
+    first, second = devices[0], devices[1]
+    if first is None:
+        first, second = second, first
+    other = "a NumPy array" if second is None else f"one on {second}"
+    outcome = ("it runs in Python, where the library decides how to copy between devices"
+               if target in (operator.getitem, operator.setitem) else
+               f"{entry.library} raises TypeError for this" if second is None else
+               f"{entry.library} refuses arrays of another device")
+    unsupported(Category.NUMPY_ERROR, f"{_call_name(target, label)} mixes {_library_array(entry)} on {first} and "
+                f"{other}: {outcome}",
+                f"move one with {entry.module_name}.asarray(...) or .get()")
+
+
+def _not_dispatched(entry: DeviceArrayType, device: str, target: Any, label: str) -> "NoReturn":
+    array = f"{_library_array(entry)} (on {device})"
+    if isinstance(target, str):
+        unsupported(Category.UNSUPPORTED_CALL, f"{entry.type_name} has no method {target!r}: {label}() of {array} "
+                    "runs in Python")
+    owner = getattr(target, "__self__", None)
+    if isinstance(owner, np.ufunc):
+        unsupported(Category.UNSUPPORTED_CALL, f"{label} of {array}: {entry.library}'s {owner.__name__} has no "
+                    f"{target.__name__}", "it runs in Python")
+    if isinstance(target, np.ufunc) or hasattr(target, "_implementation"):
+        unsupported(Category.UNSUPPORTED_CALL, f"{label} of {array}: {entry.library} has no "
+                    f"{getattr(target, '__name__', label)}, so NumPy finds no implementation for it",
+                    f"it runs in Python; call a {entry.module_name} function that does this, or move the "
+                    "array to the host with .get()")
+    unsupported(Category.UNSUPPORTED_CALL, f"{label} of {array} does not dispatch to {entry.library}: NumPy "
+                f"would make a NumPy array of it, which {entry.library} refuses (implicit conversion)",
+                f"it runs in Python; use {entry.module_name}.asarray(...) or .get() to move arrays explicitly")
+
+
+_OPERATOR_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
+                     "matmul": "@", "and_": "&", "or_": "|", "xor": "^", "lshift": "<<", "rshift": ">>", "lt": "<",
+                     "le": "<=", "eq": "==", "ne": "!=", "gt": ">", "ge": ">="}
+
+
+def _call_name(target: Any, label: str) -> str:
+    """`the + operator` for operator.add, `np.add` for np.add: as the user wrote it."""
+    if getattr(target, "__module__", None) in ("operator", "_operator"):
+        name = target.__name__
+        symbol = _OPERATOR_SYMBOLS.get(name.removeprefix("i") if name.startswith("i") and name != "invert" else name)
+        if symbol is not None:
+            return f"the {symbol}{'=' if name.startswith('i') and name != 'invert' else ''} operator"
+        return {"getitem": "indexing", "setitem": "item assignment"}.get(name, f"operator.{name}")
+    return label
+
+
+def _library_array(entry: DeviceArrayType) -> str:
+    return f"a {entry.library} array"
 
 
 # ---- arguments as the registry and the graph see them ------------------------------------------------
