@@ -19,11 +19,11 @@ from ..registry import register_backend
 from .codegen import KernelSource, KernelWriter, TileConfig
 from .device import Device, TritonUnavailable, select_device
 from .emitters import PRELUDE, SUPPORTED_OPS
-from .launcher import Launcher, load_module, module_source
+from .launcher import DeviceMismatch, Launcher, load_module, module_source
 
 log = logging.getLogger("dynamo.output_code")
 
-__all__ = ["CompiledGraph", "TritonBackend", "TritonUnavailable", "triton_backend"]
+__all__ = ["CompiledGraph", "DeviceMismatch", "TritonBackend", "TritonUnavailable", "triton_backend"]
 
 
 class CompiledGraph:

@@ -62,6 +62,10 @@ def load_module(src: str) -> ModuleType:
     return module
 
 
+class DeviceMismatch(TypeError):
+    """A compiled graph was called with arrays on two devices (NumPy and CuPy arrays mixed)."""
+
+
 class Launcher:
     """Runs one Program: `launcher(*inputs)` returns what the graph returns."""
 
@@ -73,8 +77,15 @@ class Launcher:
         self.device = device
         self.mutated_inputs = {name for step in program.steps if isinstance(step, Kernel)
                                for name in step.writes() if program.buffers[name].kind == "input"}
+        self.device_constants: dict[str, Any] | None = None  # program.constants, copied to the device once
 
     def __call__(self, *args: Any) -> Any:
+        if any(self.device.is_device_array(a) for a in args):
+            return self.run_on_device(args)
+        return self.run_from_host(args)
+
+    def run_from_host(self, args: tuple[Any, ...]) -> Any:
+        """NumPy inputs: copied to the device for kernels, NumPy steps on host copies, results copied back."""
         program, device = self.program, self.device
         host: dict[str, Any] = dict(program.constants)
         host.update(zip(program.placeholders, args))
@@ -82,12 +93,9 @@ class Launcher:
         dev: dict[str, Any] = {}
         stale_host: set[str] = set()     # buffers written on the device since the host last saw them
 
-        keep_on_device = any(device.is_device_array(a) for a in args)
-
         def on_device(name: str) -> Any:
             if name not in dev:
-                value = host[name]
-                dev[name] = device.to_device(value if device.is_device_array(value) else np.asarray(value))
+                dev[name] = device.to_device(np.asarray(host[name]))
             return dev[name]
 
         def on_host(name: str) -> Any:
@@ -107,18 +115,47 @@ class Launcher:
                 self.run_host(step, on_host, host)
                 for name in step.mutates:
                     dev.pop(name, None)  # the device copy is stale now
-                if step.result in dev:
-                    dev.pop(step.result)
+                dev.pop(step.result, None)
         for name in self.mutated_inputs:
             on_host(name)
 
         def result(x: Any) -> Any:
             if isinstance(x, Ref):
-                if keep_on_device and x.name in dev and not x.scalar:
-                    return dev[x.name]  # CuPy in, CuPy out: no copies
                 value = on_host(x.name)
                 return value[()] if x.scalar else value
             return x
+        return map_aggregate(program.output, result)
+
+    def run_on_device(self, args: tuple[Any, ...]) -> Any:
+        """Device (CuPy) inputs: used in place, every value stays on the device, and the steps that are
+        not kernels call NumPy on the device arrays, which hands them to CuPy (as in plain Python)."""
+        program, device = self.program, self.device
+        hosted = [name for name, a in zip(program.placeholders, args)
+                  if isinstance(a, np.ndarray) and name in program.buffers]
+        if hosted:
+            raise DeviceMismatch(
+                f"inputs on two devices: {', '.join(hosted)} {'is a NumPy array' if len(hosted) == 1 else 'are NumPy arrays'} "
+                f"in host memory, other inputs are {type(next(a for a in args if device.is_device_array(a))).__module__} "
+                "arrays on the GPU; move them to one device first (cupy.asarray(x), or x.get() for the host)")
+        if self.device_constants is None:
+            self.device_constants = {name: device.to_device(np.asarray(v)) if isinstance(v, np.ndarray) else v
+                                     for name, v in program.constants.items()}
+        values: dict[str, Any] = dict(self.device_constants)
+        values.update(zip(program.placeholders, args))
+        self.bindings = self.bind_sizes(args)
+
+        def on_device(name: str) -> Any:
+            return values[name]
+
+        for step in program.steps:
+            if isinstance(step, Kernel):
+                self.launch(step, on_device, values)
+            else:
+                self.run_host(step, on_device, values)
+
+        def result(x: Any) -> Any:
+            # CuPy's reductions to one value return 0-d arrays, not NumPy scalars: so do these
+            return values[x.name] if isinstance(x, Ref) else x
         return map_aggregate(program.output, result)
 
     def launch(self, kernel: Kernel, on_device: Callable[[str], Any], dev: dict[str, Any]) -> None:
@@ -132,8 +169,11 @@ class Launcher:
         strides = [self.device.strides(dev[b])[d] for b, d in source.strides]
         strides += [self.bindings[name] for name in source.sizes]
         launch = self.functions[kernel.name][(self.evaluate(source.grid),)]
-        # the interpreter computes padding lanes too (0/0 there): NumPy must not warn about them
-        with np.errstate(all="ignore"):
+        if self.device.interpreted:
+            # the interpreter computes padding lanes too (0/0 there): NumPy must not warn about them
+            with np.errstate(all="ignore"):
+                launch(*(self.device.argument(a) for a in arrays), *strides)
+        else:
             launch(*(self.device.argument(a) for a in arrays), *strides)
 
     def bind_sizes(self, args: tuple[Any, ...]) -> dict[str, int]:

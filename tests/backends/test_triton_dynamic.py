@@ -8,7 +8,9 @@ import re
 import numpy as np
 import pytest
 
-os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported: it decides at import
+from triton_helpers import INTERPRET  # noqa: E402
+
+os.environ.setdefault("TRITON_INTERPRET", INTERPRET)  # before triton is imported: it decides at import
 pytest.importorskip("triton")
 
 import dynamo  # noqa: E402
@@ -18,7 +20,7 @@ from triton_helpers import Recorder, close  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def interpreter(monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setenv("TRITON_INTERPRET", INTERPRET)
 
 
 def small_tile_recorder(config=None):

@@ -6,7 +6,9 @@ import os
 import numpy as np
 import pytest
 
-os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported: it decides at import
+from triton_helpers import INTERPRET  # noqa: E402
+
+os.environ.setdefault("TRITON_INTERPRET", INTERPRET)  # before triton is imported: it decides at import
 pytest.importorskip("triton")
 
 import dynamo  # noqa: E402
@@ -17,7 +19,7 @@ from triton_helpers import Recorder  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def interpreter(monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setenv("TRITON_INTERPRET", INTERPRET)
 
 
 def check(fn, *args, kernels=None, fallbacks=(), rtol=1e-6, atol=1e-9):

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported: it decides at import
+from triton_helpers import INTERPRET  # noqa: E402
+
+os.environ.setdefault("TRITON_INTERPRET", INTERPRET)  # before triton is imported: it decides at import
 pytest.importorskip("triton")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +23,7 @@ QUICK = ("test_unary_ufunc_every_dtype and (exp2 or ceil) or test_binary_operato
 
 
 def run_corpus(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, TRITON_INTERPRET="1",
+    env = dict(os.environ, TRITON_INTERPRET=INTERPRET,
                PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")])))
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "triton_ops_plugin",
                            "-W", "ignore", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=3000)

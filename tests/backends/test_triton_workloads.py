@@ -7,7 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported: it decides at import
+from triton_helpers import INTERPRET  # noqa: E402
+
+os.environ.setdefault("TRITON_INTERPRET", INTERPRET)  # before triton is imported: it decides at import
 pytest.importorskip("triton")
 
 import dynamo  # noqa: E402
@@ -21,7 +23,7 @@ from benchmarks.workloads import ORDER, load_all  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def interpreter(monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setenv("TRITON_INTERPRET", INTERPRET)
 
 
 def small_inputs(name, rng):

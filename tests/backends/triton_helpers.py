@@ -2,9 +2,14 @@
 (exact for integers, bools, dtypes, shapes and layouts' values; float sums within a tolerance)."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
+
+# DYNAMO_TEST_GPU=1 runs the triton tests on a real CUDA GPU (CuPy arrays) instead of Triton's interpreter
+ON_GPU = os.environ.get("DYNAMO_TEST_GPU") == "1"
+INTERPRET = "0" if ON_GPU else "1"
 
 class Recorder:
     """The triton backend (a TileConfig or its default), keeping every compiled graph it returns."""

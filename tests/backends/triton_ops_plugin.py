@@ -10,7 +10,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported
+from triton_helpers import INTERPRET  # noqa: E402
+
+os.environ["TRITON_INTERPRET"] = INTERPRET  # before triton is imported
 
 import numpy as np  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
