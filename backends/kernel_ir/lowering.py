@@ -163,7 +163,7 @@ class Lowerer:
 
     def lower_placeholder(self, node: Node, example: Any) -> None:
         self.placeholders.append(node.name)
-        if isinstance(example, np.ndarray) and example.dtype.kind in KERNEL_DTYPE_KINDS and example.ndim >= 0:
+        if is_array(example) and example.dtype.kind in KERNEL_DTYPE_KINDS:
             meta = node_meta(node)
             # a graph with symbolic sizes is lowered for every size: its kernels take them as arguments
             shape = sizes(meta.shape) if meta is not None and not meta.is_static and meta.ndim == example.ndim \
@@ -483,6 +483,11 @@ def lower_graph(gm: GraphModule, example_inputs: list[Any], supported_ops: froze
     raise RuntimeError("lowering did not settle on which nodes to store")
 
 
+def is_array(value: Any) -> bool:
+    """A NumPy array, or a GPU array (CuPy's) that kernels read in place."""
+    return isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__")
+
+
 def specialize(gm: GraphModule, inputs: list[Any]) -> GraphModule:
     """A copy of the graph whose metas are inferred again for these inputs (concrete shapes); a node
     whose rule fails keeps no meta, and then runs as NumPy code."""
@@ -491,8 +496,8 @@ def specialize(gm: GraphModule, inputs: list[Any]) -> GraphModule:
     for node in graph.nodes:
         if node.op == "placeholder":
             value = next(values, None)
-            if isinstance(value, (np.ndarray, np.generic)):
-                node.meta["val"] = TensorMeta.from_value(value)
+            if isinstance(value, np.generic) or is_array(value):
+                node.meta["val"] = TensorMeta(value.shape, value.dtype, scalar=isinstance(value, np.generic))
             continue
         if node.op not in ("call_function", "call_method"):
             continue

@@ -138,7 +138,9 @@ class TritonBackend:
                              lambda args: self(specialize(gm, args), args))
 
     def cache_key(self, gm: GraphModule, example_inputs: list[Any], device: Device) -> str:
-        layout = [(a.shape, a.dtype.str) if isinstance(a, np.ndarray) else type(a).__name__ for a in example_inputs]
+        # NumPy and CuPy arrays alike: shape and dtype (kernels are specialized to them)
+        layout = [(tuple(a.shape), np.dtype(a.dtype).str) if hasattr(a, "shape") and hasattr(a, "dtype")
+                  else type(a).__name__ for a in example_inputs]
         return f"{fingerprint(gm)}:{layout}:{device.name}:{self.tile_config(device)}"
 
     def tile_config(self, device: Device) -> TileConfig:
