@@ -143,6 +143,25 @@ class OutputGraph:
         self.inputs[source] = GraphInput(source, value, SymbolicIntVariable(self, symbol, node))
         return node
 
+    def dynamic_float(self, source: Source, value: float) -> VariableTracker | None:
+        """A float argument as a run-time input when its value changes between calls (None: a constant)."""
+        from .variables.symbolic import UnspecializedFloatVariable
+
+        if not self.shape_policy.float_is_dynamic(source.name(), value):
+            return None
+        return UnspecializedFloatVariable(self, value, source=source)
+
+    def add_float_input(self, source: Source, variable: VariableTracker, value: float) -> Any:
+        """The placeholder of a run-time float argument, made when the graph first uses it."""
+        if source in self.inputs:
+            return self.inputs[source].variable.node
+        with self.graph.inserting_before(self._first_non_placeholder()):
+            node = self.graph.placeholder(_placeholder_name(source))
+        node.meta["val"] = value  # an example: the graph takes any float here
+        node.meta["source"] = source.name()
+        self.inputs[source] = GraphInput(source, value, variable)  # type: ignore[arg-type]
+        return node
+
     def dynamic_int(self, source: Source, value: int) -> VariableTracker | None:
         """An int argument as a symbol when the shape policy makes it dynamic (None: a constant)."""
         from .variables.symbolic import SymbolicIntVariable

@@ -21,6 +21,8 @@ from .. import config
 from ..fx_ir.ops.symbolic import SizeOracle, StructuralOracle, using_oracle
 from .env import ShapeEnv, log
 
+_NEP50 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
 # id(array) -> (weak reference, {dim: True for dynamic, False for static})
 _marks: dict[int, tuple[Any, dict[int, bool]]] = {}
 
@@ -61,6 +63,14 @@ class FrameState:
     def __init__(self) -> None:
         self._seen: "weakref.WeakKeyDictionary[types.CodeType, dict[str, list[int | None]]]" = \
             weakref.WeakKeyDictionary()
+        # arguments whose value a trace needed as a number: compiled per value from then on
+        self._pinned: "weakref.WeakKeyDictionary[types.CodeType, set[str]]" = weakref.WeakKeyDictionary()
+
+    def pin(self, code: types.CodeType, name: str) -> None:
+        self._pinned.setdefault(code, set()).add(name)
+
+    def is_pinned(self, code: types.CodeType, name: str) -> bool:
+        return name in self._pinned.get(code, ())
 
     def observe(self, code: types.CodeType, name: str, shape: tuple[int, ...]) -> set[int]:
         """Record `shape`; the dimensions that have had more than one size."""
@@ -78,6 +88,7 @@ class FrameState:
 
     def clear(self) -> None:
         self._seen = weakref.WeakKeyDictionary()
+        self._pinned = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -102,6 +113,25 @@ class ShapePolicy:
         if not config.automatic_dynamic_shapes or self.state is None or self.code is None:
             return False
         return bool(self.state.observe(self.code, f"{name} (int)", (value,)))
+
+    def float_is_dynamic(self, name: str, value: float) -> bool:
+        """Whether the float argument at `name` is a run-time input of the graph: dynamic=True, or
+        (automatic) once it has had a second value; never after a trace needed it as a number.
+        Only under NumPy 2's promotion rules (NEP 50), where a Python float's value never
+        changes a result's dtype (NumPy 1 promoted by value: 1e300 made float32 work float64)."""
+        if self.dynamic is False or not _NEP50 or self.state is None or self.code is None:
+            return False
+        key = f"{name} (float)"
+        if self.state.is_pinned(self.code, key):
+            return False
+        if self.dynamic is True:
+            return True
+        return config.automatic_dynamic_shapes and bool(self.state.observe(self.code, key, (value,)))
+
+    def pin_float(self, name: str) -> None:
+        """A trace needed the float at `name` as a number: from now on it is compiled per value."""
+        if self.state is not None and self.code is not None:
+            self.state.pin(self.code, f"{name} (float)")
 
     def dynamic_dims(self, name: str, value: np.ndarray) -> tuple[set[int], set[int]]:
         """(dynamic dims, those of them marked with mark_dynamic) for the input array `value`."""

@@ -106,6 +106,8 @@ class VariableBuilder:
         self.guard(source, GuardKind.TYPE_IS, type(value))
         if type(value) is int and (symbolic := self.output.dynamic_int(source, value)) is not None:
             return symbolic  # a dynamic int: its size guards replace the value guard
+        if type(value) is float and (runtime := self.output.dynamic_float(source, value)) is not None:
+            return runtime  # guarded on its value only where a trace needs it as a number
         if value is not None and value is not Ellipsis and value is not NotImplemented:  # singletons: the type says it
             self.guard_value(source, value)
         return ConstantVariable(value, source=source)

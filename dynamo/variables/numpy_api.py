@@ -20,7 +20,7 @@ from ..sources import Source
 from .base import VariableTracker
 from .builder import wrap_constant_result
 from .constant import ConstantVariable, is_constant_value
-from .symbolic import concrete_deep, holds_symbolic
+from .symbolic import concrete_deep, concrete_floats, holds_symbolic
 
 if TYPE_CHECKING:
     from ..output_graph import OutputGraph
@@ -228,6 +228,11 @@ class NumpyOps:
 
     def _record(self, op: Any, kind: str, target: Any, args: list[VariableTracker],
                 kwargs: dict[str, VariableTracker], label: str) -> VariableTracker:
+        if op.kind is not registry.OpKind.ELEMENTWISE:
+            # a float's value may decide a shape here (np.arange(0, t, 0.1)): it is needed now
+            why = f"{label} is not elementwise"
+            args = [concrete_floats(a, why) for a in args]
+            kwargs = {k: concrete_floats(v, why) for k, v in kwargs.items()}
         meta_args = [meta_argument(a) for a in args]
         meta_kwargs = {k: meta_argument(v) for k, v in kwargs.items()}
         if not _accepts_symbolic(op, args, kwargs, meta_args, meta_kwargs):

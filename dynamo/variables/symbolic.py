@@ -11,6 +11,11 @@ held as a sympy expression over the trace's size symbols until a concrete value 
   symbol in it is fixed to its traced value with an `Eq(s, n)` guard noting the line.
 - Returned, stored, or live at a graph break, it is rebuilt from the input arrays' shapes by the
   generated code, so it is the right int for every size that passes the guards.
+
+UnspecializedFloatVariable is the same idea for a float argument whose value changes between
+calls (a time step, a learning rate): a graph input, used by elementwise array work and by + - *
+and negation with other floats, and specialized (guarded on its exact value) wherever its value
+is needed while tracing.
 """
 from __future__ import annotations
 
@@ -187,7 +192,7 @@ def not_the_same_object(a: VariableTracker, b: VariableTracker) -> bool:
 
 def holds_symbolic(value: VariableTracker) -> bool:
     """A symbolic int in the value, or in the items of a tuple, list or slice made while tracing."""
-    if isinstance(value, SymbolicIntVariable):
+    if isinstance(value, (SymbolicIntVariable, UnspecializedFloatVariable)):
         return True
     parts = getattr(value, "items", None)
     if not isinstance(parts, list):
@@ -215,8 +220,8 @@ _EXTREMUM_WIDTH = 4  # the most arguments a symbolic Min/Max gets (min(n, 4), ma
 
 
 def concrete(value: VariableTracker, why: str) -> VariableTracker:
-    """`value`, specialized with the reason `why` if it is a symbolic int."""
-    if isinstance(value, SymbolicIntVariable):
+    """`value`, specialized with the reason `why` if it is a symbolic int or run-time float."""
+    if isinstance(value, (SymbolicIntVariable, UnspecializedFloatVariable)):
         return ConstantVariable(value.specialize(why))
     return value
 
@@ -226,7 +231,7 @@ def concrete_deep(value: VariableTracker, why: str) -> VariableTracker:
     specialized with the reason `why`."""
     from .sequences import BaseSequenceVariable, SliceVariable
 
-    if isinstance(value, SymbolicIntVariable):
+    if isinstance(value, (SymbolicIntVariable, UnspecializedFloatVariable)):
         return ConstantVariable(value.specialize(why))
     if not holds_symbolic(value) or value.source is not None:
         return value
@@ -234,4 +239,122 @@ def concrete_deep(value: VariableTracker, why: str) -> VariableTracker:
         return SliceVariable(*(concrete_deep(p, why) for p in value.parts))
     if isinstance(value, BaseSequenceVariable):
         return type(value)([concrete_deep(i, why) for i in value.items])
+    return value
+
+
+# float operators whose result is a float for every operand value, raising nothing (overflow
+# gives inf): the graph computes them; / // % ** may raise, so they take the value (specialize)
+_FLOAT_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.neg, operator.pos, operator.abs, builtins.abs}
+
+
+class UnspecializedFloatVariable(VariableTracker):
+    """A Python float known only at run time: an argument (a graph input) or + - * of such floats.
+    `value` is the traced call's, an example for the op registry: under NEP 50 a Python float's
+    value never changes the dtype of array work, and elementwise work never its shape."""
+
+    def __init__(self, output: "OutputGraph", value: float, node: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.output = output
+        self.value = value
+        self.node = node
+
+    def python_type(self) -> type:
+        return float
+
+    def is_python_constant(self) -> bool:
+        return True  # code that needs the value may have it: as_python_constant() specializes
+
+    def as_python_constant(self) -> Any:
+        return self.specialize(_AS_PYTHON_VALUE)
+
+    def specialize(self, why: str) -> float:
+        """The traced value, guarded exactly on every argument it comes from; those arguments are
+        compiled per value from now on (a trace that needs the value would need it again)."""
+        from ..guards import FloatIs, GuardKind, needs_exact_float_guard
+
+        for source, value in self._arguments():
+            self.output.guard(source, *((GuardKind.CALL, FloatIs(value)) if needs_exact_float_guard(value)
+                                        else (GuardKind.EQUALS, value)))
+            self.output.shape_policy.pin_float(source.name())
+        return self.value
+
+    def _arguments(self) -> list[tuple[Any, float]]:
+        """(source, value) of the float arguments this value is computed from."""
+        if self.source is not None:
+            return [(self.source, self.value)]
+        found: list[tuple[Any, float]] = []
+        for node in self.node.all_input_nodes if self.node is not None else ():
+            source = next((s for s, i in self.output.inputs.items() if i.variable.node is node), None)
+            if source is not None and isinstance(node.meta.get("val"), float):
+                found.append((source, node.meta["val"]))
+            elif isinstance(node.meta.get("val"), float):  # computed from other runtime floats
+                found.extend(UnspecializedFloatVariable(self.output, node.meta["val"], node)._arguments())
+        return found
+
+    def describe(self) -> str:
+        origin = self.source.name() if self.source is not None else "computed from float arguments"
+        return f"a float known at run time ({origin}; {self.value!r} in this call)"
+
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        return ConstantVariable(self.specialize(f"its attribute {name} is read")).var_getattr(tx, name)
+
+    def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        return ConstantVariable(self.specialize(f"its method {name} is called")).call_method(tx, name, args, kwargs)
+
+    def has_attribute(self, tx: "Tx", name: str) -> bool:
+        return hasattr(float, name)
+
+    def truth_value(self, tx: "Tx") -> bool:
+        return bool(self.specialize("a branch tests it"))
+
+    def apply_operator(self, tx: "Tx", fn: Any, args: list[VariableTracker], position: int) -> VariableTracker | None:
+        """+ - * and negation with floats and ints: another run-time float, computed by the graph.
+        None for the rest: with an array operand the graph records the operation (this value a
+        graph input), otherwise the value is needed (folding specializes it)."""
+        if fn not in _FLOAT_ARITHMETIC or not all(_is_float_operand(a) for a in args):
+            return None
+        examples = [a.value if isinstance(a, UnspecializedFloatVariable) else a.as_python_constant() for a in args]
+        result = fn(*examples)
+        if type(result) is not float:
+            return None
+        node = self.output.create_node("call_function", fn, tuple(
+            a.as_graph_argument() if isinstance(a, UnspecializedFloatVariable) else e
+            for a, e in zip(args, examples)), {}, result)
+        return UnspecializedFloatVariable(self.output, result, node)
+
+    def as_meta_argument(self) -> Any:
+        return self.value
+
+    def as_graph_argument(self) -> Any:
+        if self.node is None:
+            assert self.source is not None
+            self.node = self.output.add_float_input(self.source, self, self.value)
+        return self.node
+
+    def reconstruct(self, codegen: "PyCodegen") -> None:
+        if self.source is not None:  # the argument itself
+            codegen.load_source(self.source)
+        else:
+            codegen.load_graph_output(self)  # type: ignore[arg-type]
+
+
+def _is_float_operand(value: VariableTracker) -> bool:
+    if isinstance(value, UnspecializedFloatVariable):
+        return True
+    return isinstance(value, ConstantVariable) and type(value.value) in (float, int, bool)
+
+
+def specializes(value: VariableTracker) -> bool:
+    """A value computed at trace time from run-time inputs (symbolic int, run-time float)."""
+    return isinstance(value, (SymbolicIntVariable, UnspecializedFloatVariable))
+
+
+def concrete_floats(value: VariableTracker, why: str) -> VariableTracker:
+    """`value` with its run-time floats (itself, or items of containers made while tracing) specialized."""
+    from .sequences import BaseSequenceVariable
+
+    if isinstance(value, UnspecializedFloatVariable):
+        return ConstantVariable(value.specialize(why))
+    if isinstance(value, BaseSequenceVariable) and value.source is None and holds_symbolic(value):
+        return type(value)([concrete_floats(i, why) for i in value.items])
     return value

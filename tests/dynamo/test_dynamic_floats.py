@@ -1,0 +1,131 @@
+"""Float arguments whose value changes between calls (a time step, a learning rate) become run-time
+graph inputs after the second value, like dynamic ints: one more compile, then every value hits the
+cache. Wherever a trace needs the value (a branch, a shape), it is guarded exactly and pinned."""
+import math
+import sys
+
+import numpy as np
+import pytest
+
+import dynamo
+from dynamo import _C
+from tests.support import same_value
+
+VALUES = [0.1, 0.25, -3.5, 1e308, -0.0, 0.0, math.inf, -math.inf, math.nan, 5e-324, 2.0]
+
+
+def entries(fn):
+    return len(_C.cache_entries(fn.__code__))
+
+
+def frames(compiled):
+    return [frame for _, frame in compiled._dynamo_callback.compiled_frames]
+
+
+def check_values(f, make_args, values=VALUES, backend="numpy", **options):
+    compiled = dynamo.compile(f, backend=backend, **options)
+    for value in values:
+        with np.errstate(all="ignore"):  # inf * 0 and overflow warn, compiled or not
+            got, want = compiled(*make_args(value)), f(*make_args(value))
+        assert same_value(got, want), (value, got, want)
+    return compiled
+
+
+def step(u, dt):
+    return u + dt * np.sin(u) - 0.5 * dt * u
+
+
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
+def test_a_changing_float_compiles_twice_then_every_value_hits(backend):
+    u = np.linspace(-1, 1, 17)
+    check_values(step, lambda dt: (u, dt), backend=backend)
+    assert entries(step) == 2  # the first value as a constant, then any float
+
+
+def test_the_run_time_float_has_no_value_guard():
+    u = np.ones(4)
+    compiled = check_values(step, lambda dt: (u, dt), [0.1, 0.2])
+    guards = [str(g) for g in frames(compiled)[-1].guards]
+    assert "type(L['dt']) is float" in guards
+    assert not any(g.startswith("L['dt'] ==") for g in guards)
+
+
+def test_float_arithmetic_before_the_array_work_stays_run_time():
+    def f(u, dt, k):
+        half = 0.5 * dt * dt - k
+        return u * half + (-dt) * abs(k)
+
+    u = np.arange(6.0)
+    check_values(f, lambda dt: (u, dt, dt * 3.0), VALUES[:6])
+    assert entries(f) == 2
+
+
+def test_a_branch_on_the_float_pins_it_to_its_value():
+    def f(u, dt):
+        if dt > 0.2:
+            return u * dt
+        return u - dt
+
+    u = np.arange(5.0)
+    compiled = check_values(f, lambda dt: (u, dt), [0.1, 0.3, 0.1, 0.3, 0.5])
+    assert entries(f) == 3  # one per value, as for any constant: the branch needed each
+    guards = [str(g) for g in frames(compiled)[-1].guards]
+    assert "L['dt'] == 0.5" in guards
+
+
+def test_a_float_that_decides_a_shape_is_specialized():
+    def f(u, t):
+        return np.arange(0.0, t, 0.1) + u[0]
+
+    check_values(f, lambda t: (np.ones(3), t), [0.5, 0.75, 1.0, 0.5])
+    assert entries(f) == 3
+
+
+def test_returned_and_kept_across_a_graph_break_exactly():
+    def f(u, dt):
+        w = dt * 3.0 - 1.0
+        v = u * dt
+        print("break", file=sys.stderr)  # a graph break: w and v live across it
+        return v + w, w, dt
+
+    u = np.linspace(0, 1, 8)
+    compiled = check_values(f, lambda dt: (u, dt), [0.1, 0.2, 0.3, -0.0, math.nan])
+    got = compiled(u, 0.7)
+    assert type(got[1]) is float and got[1] == 0.7 * 3.0 - 1.0 and got[2] == 0.7
+
+
+def test_float32_work_keeps_its_dtype_for_any_float_value():
+    def f(x, s):
+        return x * s, x + s
+
+    x = np.arange(4, dtype=np.float32)
+    check_values(f, lambda s: (x, s), [1.5, 2.5, 1e300, -1e300])
+
+
+def test_keyword_only_and_clip_bounds():
+    def f(u, lo, *, hi=0.9):
+        return np.clip(u, lo, hi) * (hi - lo)
+
+    u = np.linspace(0, 1, 9)
+    compiled = dynamo.compile(f)
+    for lo, hi in [(0.1, 0.9), (0.2, 0.8), (0.3, 0.7), (0.05, 0.95)]:
+        assert same_value(compiled(u, lo, hi=hi), f(u, lo, hi=hi))
+    assert entries(f) == 2
+
+
+def test_dynamic_false_compiles_per_value_and_dynamic_true_once():
+    u = np.ones(3)
+    check_values(step, lambda dt: (u, dt), [0.1, 0.2, 0.3], dynamic=False)
+    assert entries(step) == 3
+    dynamo.reset()
+    check_values(step, lambda dt: (u, dt), [0.1, 0.2, 0.3], dynamic=True)
+    assert entries(step) == 1
+
+
+def test_ints_and_bools_are_not_floats():
+    def f(u, k):
+        return u * k
+
+    u = np.arange(3)
+    check_values(f, lambda k: (u, k), [True, False])
+    check_values(f, lambda k: (u, k), [2, 3, 4])
