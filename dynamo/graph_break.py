@@ -181,7 +181,7 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     # iterator made after it would not know that the dict changed size under it)
     _load_early(cg, tx, passed_on, lambda v: isinstance(v, IteratorVariable))
     if kind is BreakKind.SPLIT:
-        _call_resume(cg, tx, tx.ip, stack)
+        _call_resume(cg, tx, _split_target(tx), stack)
     elif kind is BreakKind.STRAIGHT or kind is BreakKind.TERMINAL:
         _run_straight(cg, tx, inst, kind, stack)
     elif kind is BreakKind.JUMP:
@@ -194,6 +194,21 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
         if isinstance(instr, Instr) and not compat.has_line(instr):
             instr.lineno = inst.lineno
     return cg
+
+
+def _split_target(tx: "InstructionTranslator") -> int:
+    """Where the resume function of a split before tx.ip starts. On 3.11 and 3.12 the keyword
+    names of a CALL live outside the stack, set by the KW_NAMES before it (and a PRECALL between
+    them on 3.11): a resume function that jumped to the CALL itself would call with no keywords
+    (f(x, k=1) became f(x, 1)), so it starts at that KW_NAMES, which leaves the stack as it is."""
+    index = tx.ip
+    if not tx.kw_names:
+        return index
+    while index > 0 and tx.instructions[index - 1].name == "PRECALL":
+        index -= 1
+    if index > 0 and tx.instructions[index - 1].name == "KW_NAMES":
+        return index - 1
+    raise CannotBreak("the keyword names of the call are not right before it")
 
 
 _CLEAR_TEMPS = object()  # stands for the clearing of the temporaries until codegen_break ends

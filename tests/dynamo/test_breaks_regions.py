@@ -456,3 +456,27 @@ def test_comprehension_capturing_its_variable_cannot_resume_and_says_why():
         assert len(run.fallbacks) == 1 and "captures its variable 'k'" in run.fallbacks[0]
     else:  # a function of its own: its lambdas, in a list, are rebuilt with cells of their own
         assert run.fallbacks == [] and run.result == [1, 1]
+
+
+def _upper_in_try(word):
+    try:
+        return word.upper()
+    except AttributeError:
+        return word
+
+
+def _keyword_callee(x, first=(0.0, 1.0), second="default"):
+    second = _upper_in_try(second)
+    return first, second, x.sum()
+
+
+def test_split_before_a_call_with_keywords_keeps_the_keywords():
+    # the callee's try block splits the caller before its CALL; on 3.11/3.12 the keyword names
+    # are set by the KW_NAMES before it, which the resume function must run again (it jumped to
+    # the CALL: _keyword_callee(x, second='given') became _keyword_callee(x, 'given'))
+    def f(x):
+        y = x + 1
+        return _keyword_callee(y, second="given")
+
+    run = compare(f, arange(3))
+    assert run.result[:2] == ((0.0, 1.0), "GIVEN")
