@@ -35,6 +35,19 @@ class InstanceLacks:
         return f"{self.name!r} not in vars({source_name})"
 
 
+@dataclass(frozen=True)
+class InstanceHas:
+    """Guard predicate: the object's own __dict__ has `name` (the C guard calls it)."""
+
+    name: str
+
+    def __call__(self, value: Any) -> bool:
+        return self.name in value.__dict__
+
+    def describe(self, source_name: str) -> str:
+        return f"{self.name!r} in vars({source_name})"
+
+
 class PythonModuleVariable(VariableTracker):
     def __init__(self, module: types.ModuleType, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -233,6 +246,11 @@ class UserObjectVariable(VariableTracker):
             self.var_getattr(tx, name)  # a getter that raises would make hasattr False
             return True
         own = self._instance_value(tx, name)
+        if (own is not _MISSING and own is not DELETED and self.source is not None
+                and tx.output.side_effects.pending_attr(self.source, name) is None):
+            # True because the instance has it now (hasattr(self, "t_") before a lazy
+            # `self.t_ = ...`): a later call on an object without it must not reuse the answer
+            tx.output.guard(self.source, GuardKind.CALL, InstanceHas(name))
         return own is not DELETED and (own is not _MISSING or attribute is not _MISSING)
 
     def _check_plain_store(self, name: str, what: str) -> None:

@@ -289,6 +289,27 @@ def test_attribute_added_later_recompiles():
     assert has_extra is True
 
 
+def test_hasattr_true_from_the_instance_is_guarded():
+    # scikit-learn's `if not hasattr(self, "t_"): self.t_ = 1.0`: compiled once for an object
+    # that has t_, the answer was reused for a new object without it, so t_ was never set
+    class Model(Struct):
+        pass
+
+    def f(obj, x):
+        if not hasattr(obj, "t_"):
+            obj.t_ = 1.0
+        np.random.RandomState(0)  # a graph break: t_ is read in the resume function
+        return x * obj.t_
+
+    compiled = dynamo.compile(f, backend="eager")
+    seasoned = Model()
+    seasoned.t_ = 3.0
+    np.testing.assert_array_equal(compiled(seasoned, A), A * 3.0)
+    fresh = Model()
+    np.testing.assert_array_equal(compiled(fresh, A), A * 1.0)
+    assert fresh.t_ == 1.0
+
+
 def test_deleting_an_unbound_local_raises_like_python():
     def f(x, flag):
         y = x
