@@ -126,7 +126,7 @@ class SymbolicIntVariable(VariableTracker):
     def apply_operator(self, tx: "Tx", fn: Any, args: list[VariableTracker], position: int) -> VariableTracker | None:
         """Integer operators stay symbolic; None (the generic rules: folding, which specializes,
         or the graph for an array operand) for everything else."""
-        if fn in (operator.eq, operator.ne) and len(args) == 2 and not_the_same_object(*args):
+        if fn in (operator.eq, operator.ne) and len(args) == 2 and _never_equal(*args):
             return ConstantVariable(fn is operator.ne)  # n == None, n != "a": no value needed
         operands = [_size_of(a) for a in args]
         if any(o is None for o in operands):
@@ -183,6 +183,19 @@ def _not_an_int(value: VariableTracker) -> bool:
     as an int whose value is not known, whatever that value is (floats excepted for ==)."""
     return (isinstance(value, ConstantVariable) and type(value.value) is not int
             and not isinstance(value.value, (float, complex)) and type(value.value).__eq__ is not int.__eq__)
+
+
+# constants that compare unequal to every int; a NumPy integer (n != np.int64(3)) or a
+# Fraction compares by value, so the value is needed for those
+_NEVER_EQUAL_TO_AN_INT = (type(None), str, bytes)
+
+
+def _never_equal(a: VariableTracker, b: VariableTracker) -> bool:
+    """`a == b` is False for a symbolic int and a None, str or bytes constant (`n == None`)."""
+    def plain(value: VariableTracker) -> bool:
+        return isinstance(value, ConstantVariable) and type(value.value) in _NEVER_EQUAL_TO_AN_INT
+
+    return (isinstance(a, SymbolicIntVariable) and plain(b)) or (isinstance(b, SymbolicIntVariable) and plain(a))
 
 
 def not_the_same_object(a: VariableTracker, b: VariableTracker) -> bool:

@@ -256,6 +256,20 @@ def test_identity_and_equality_with_other_types_need_no_value():
     assert "s1 >= s0" in size_guards(compiled, 1)  # x[:n] is n long: n <= len(x), written readably
 
 
+@pytest.mark.parametrize("other", [np.int64, np.int32, np.uint8, float, complex])
+def test_a_size_equals_a_numpy_integer_of_the_same_value(other):
+    # scikit-learn's `centers.shape[0] != self.n_clusters` with n_clusters an np.int64: it
+    # was decided unequal without the value (as for None), so the check raised
+    def f(x, n):
+        return x.shape[0] != n, x.shape[0] == n, n != len(x), n == len(x), x.shape[0] is n
+
+    compiled = dynamo.compile(f, backend="eager", dynamic=True)
+    for k in (3, 2, 4):
+        x = np.zeros((k, 1))
+        assert same_value(compiled(x, other(k)), f(x, other(k)))
+        assert same_value(compiled(x, other(k + 1)), f(x, other(k + 1)))
+
+
 def test_a_running_max_over_many_dynamic_ints_specializes_instead_of_growing():
     def f(values):
         top, low = 0, len(values)
