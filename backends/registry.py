@@ -7,11 +7,13 @@ dynamo.explain() lists them under the graph, and DYNAMO_LOGS=graph logs them.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any, Callable
 
 CompilerFn = Callable[[Any, list], Callable[..., Any]]
 
 _BACKENDS: dict[str, CompilerFn] = {}
+_LAZY: dict[str, str] = {}  # name -> module that registers it when imported
 
 
 class UnknownBackend(ValueError):
@@ -38,13 +40,20 @@ def register_backend(compiler_fn: CompilerFn | None = None, *, name: str | None 
     return register if compiler_fn is None else register(compiler_fn)
 
 
+def register_lazy(name: str, module: str) -> None:
+    """`name` is registered by importing `module`, which happens when the name is first looked up."""
+    _LAZY[name] = module
+
+
 def lookup_backend(backend: str | CompilerFn) -> CompilerFn:
     if callable(backend):
         return backend
+    if isinstance(backend, str) and backend not in _BACKENDS and backend in _LAZY:
+        importlib.import_module(_LAZY[backend])
     if isinstance(backend, str) and backend in _BACKENDS:
         return _BACKENDS[backend]
     raise UnknownBackend(str(backend))
 
 
 def list_backends() -> list[str]:
-    return sorted(_BACKENDS)
+    return sorted({*_BACKENDS, *_LAZY})
