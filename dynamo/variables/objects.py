@@ -378,6 +378,12 @@ class NewObjectVariable(UserObjectVariable):
         if type(target) is not type or target.__new__ is not object.__new__:
             unsupported(Category.UNSUPPORTED_CALL, f"creating a {target.__qualname__}, whose metaclass or __new__ "
                         "runs custom code", "create the object outside the compiled function and pass it in")
+        if getattr(target, "__del__", None) is not None:
+            # the bare stand-in would be finalized by the collector (a __del__ that plain Python
+            # never runs, on an object whose __init__ never ran), and one the frame drops must be
+            # finalized when plain Python would: such objects are made by Python
+            unsupported(Category.UNSUPPORTED_CALL, f"creating a {target.__qualname__}, which has a __del__ method",
+                        "create the object outside the compiled function and pass it in")
         obj = cls(target)
         obj.class_source = class_variable.source
         if not hasattr(obj.value, "__dict__"):

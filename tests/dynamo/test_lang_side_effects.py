@@ -592,3 +592,38 @@ def test_item_popped_into_a_cell_of_a_resume_function_then_a_break_in_a_callee()
     with dynamo.enable():
         result = outer({1, 2, 3})
     assert result == expected
+
+
+FINALIZED = []
+
+
+class _Finalized:
+    def __init__(self, n):
+        self.n = n
+
+    def __del__(self):
+        FINALIZED.append(self.n)
+
+
+def test_object_with_a_finalizer_made_in_the_function_is_finalized_as_in_python():
+    # tracing stood in a bare instance (no __init__ run) for the new object: the collector ran
+    # its __del__, which plain Python never does (AttributeError, reported as unraisable: SciPy's
+    # ThreadPool(n) in test_minpack), and the object the frame dropped was never finalized
+    import gc
+    import sys
+
+    def f(x):
+        obj = _Finalized(3)
+        return x + obj.n
+
+    unraisable = []
+    old_hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        FINALIZED.clear()
+        expected = f(A)
+        compiled = dynamo.compile(f, backend="eager")
+        assert same_value(compiled(A), expected)
+        gc.collect()
+    finally:
+        sys.unraisablehook = old_hook
+    assert unraisable == [] and FINALIZED == [3, 3]
