@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import sympy
+from ...fx_ir.lazy_sympy import is_sympy, sympy
 
 from ...fx_ir import Graph, Node, TensorMeta, map_arg
 from ...fx_ir.ops import OpInfo, OpKind, lookup_attribute, lookup_function, lookup_method
@@ -159,7 +159,7 @@ def classify(node: Node, sizes: Sizes) -> NodeInfo:
     if row is None:
         info.why = "not in the op registry"
         return info
-    if any(isinstance(a, sympy.Basic) for a in (*_flat(node.args), *_flat(node.kwargs))):
+    if any(is_sympy(a) for a in (*_flat(node.args), *_flat(node.kwargs))):
         info.why = "a symbolic size as an argument"
     elif row.kind == OpKind.ELEMENTWISE:
         _classify_elementwise(info, row, sizes)
@@ -190,7 +190,7 @@ def _elementwise_links(info: NodeInfo, operands: list[Any], sizes: Sizes) -> boo
         if not isinstance(meta, TensorMeta):
             if isinstance(meta, (bool, int, float, complex, np.generic)):
                 continue  # a scalar computed in the graph: the same for every block
-            if isinstance(meta, sympy.Expr) and meta.is_integer:
+            if (is_sympy(meta) and isinstance(meta, sympy.Expr)) and meta.is_integer:
                 continue  # a Python int computed from sizes (n // 2): the same for every block too
             return False
         offset = out.ndim - meta.ndim
@@ -198,9 +198,9 @@ def _elementwise_links(info: NodeInfo, operands: list[Any], sizes: Sizes) -> boo
             return False
         for axis, size in enumerate(meta.shape):
             hint, out_size = sizes.hint(size), out.shape[axis + offset]
-            if (isinstance(size, sympy.Basic) and size == out_size) or (hint == sizes.hint(out_size) and hint != 1):
+            if (is_sympy(size) and size == out_size) or (hint == sizes.hint(out_size) and hint != 1):
                 info.links.append((axis + offset, operand, axis))
-            elif hint != 1 or isinstance(size, sympy.Basic):
+            elif hint != 1 or is_sympy(size):
                 return False
     return True
 

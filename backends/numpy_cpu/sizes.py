@@ -10,14 +10,14 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-import sympy
+from ...fx_ir.lazy_sympy import is_sympy, sympy
 
 from ...fx_ir import Graph, Node, TensorMeta
 from ...shapes.guards import python_source
 
 
 def is_static(value: Any) -> bool:
-    return isinstance(value, (int, np.integer, sympy.Integer))
+    return isinstance(value, (int, np.integer)) or (is_sympy(value) and isinstance(value, sympy.Integer))
 
 
 class Sizes:
@@ -41,7 +41,7 @@ class Sizes:
             if not isinstance(meta, TensorMeta) or not isinstance(value, np.ndarray) or value.ndim != meta.ndim:
                 continue
             for dim, size in enumerate(meta.shape):
-                if isinstance(size, sympy.Symbol) and size not in origins:
+                if (is_sympy(size) and isinstance(size, sympy.Symbol)) and size not in origins:
                     origins[size] = (node, dim)
                     hints[size] = int(value.shape[dim])
         return cls(hints, origins)
@@ -52,7 +52,7 @@ class Sizes:
 
     def hint(self, value: Any) -> int:
         """The value of a size for the example inputs (KeyError-free: unknown symbols make it -1)."""
-        if not isinstance(value, sympy.Basic):
+        if not is_sympy(value):
             return int(value)
         if value.free_symbols - self.hints.keys():
             return -1
@@ -60,7 +60,7 @@ class Sizes:
 
     def known(self, value: Any) -> bool:
         """True if the generated code can compute `value` at run time (ints, and our symbols)."""
-        return not isinstance(value, sympy.Basic) or value.free_symbols <= self.origins.keys()
+        return not is_sympy(value) or value.free_symbols <= self.origins.keys()
 
     def shape_known(self, meta: TensorMeta) -> bool:
         return all(self.known(d) for d in meta.shape)
@@ -69,7 +69,7 @@ class Sizes:
 def symbols_of(values: Iterable[Any]) -> set[sympy.Symbol]:
     found: set[sympy.Symbol] = set()
     for value in values:
-        if isinstance(value, sympy.Basic):
+        if is_sympy(value):
             found |= value.free_symbols  # type: ignore[arg-type]
     return found
 
@@ -84,7 +84,7 @@ def source(value: Any, names: dict[sympy.Symbol, str]) -> str:
     """Python source of a size (exact integer arithmetic on the symbols' run-time values); text stays text."""
     if isinstance(value, str):
         return value
-    if not isinstance(value, sympy.Basic):
+    if not is_sympy(value):
         return repr(int(value))
     text = python_source(value, names)
     return text[1:-1] if text.startswith("(") and _balanced(text[1:-1]) else text

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy
+from ...fx_ir.lazy_sympy import sympy
 
 from ...fx_ir import CodeGen, Node
 from ...fx_ir.naming import Namespace

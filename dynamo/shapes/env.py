@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import sympy
+from ..fx_ir.lazy_sympy import is_sympy, sympy
 
 from ..exc import DynamoError, SourceLocation
 from ..fx_ir.ops.symbolic import SizeOracle, is_symbolic
@@ -190,7 +190,7 @@ class ShapeEnv(SizeOracle):
             return tuple(self.specialize(v, why) for v in value)
         if isinstance(value, list):
             return [self.specialize(v, why) for v in value]
-        if isinstance(value, sympy.Basic):
+        if is_sympy(value):
             for symbol in sorted(value.free_symbols, key=str):
                 self._specialize_symbol(symbol, why)
             result = sympy.sympify(value.xreplace(self.hints))

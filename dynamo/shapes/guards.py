@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import sympy
+from ..fx_ir.lazy_sympy import sympy
 
 from ..sources import AttrSource
 from .env import MIN_DYNAMIC_SIZE, ShapeEnv
@@ -155,14 +155,15 @@ class SizeGuards:
 _SZ = {name: code for code, name in enumerate(
     ("dim", "const", "add", "mul", "floordiv", "mod", "neg", "abs", "min", "max", "eq", "ne", "lt", "le", "gt", "ge",
      "int"))}
-_SZ_RELATIONS = {sympy.Eq: "eq", sympy.Ne: "ne", sympy.Lt: "lt", sympy.Le: "le", sympy.Gt: "gt", sympy.Ge: "ge"}
+_SZ_RELATIONS = {"Equality": "eq", "Unequality": "ne", "StrictLessThan": "lt", "LessThan": "le",
+                 "StrictGreaterThan": "gt", "GreaterThan": "ge"}  # sympy's relation classes, by name
 _SZ_STACK = 16  # SIZES_STACK
 
 
 def size_program(relation: sympy.Basic, where: dict[sympy.Symbol, tuple[int, int | None]]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(the arrays it reads, the csrc `sizes` program) of one relation; NotImplementedError when
     it has no such program (then the Python predicate checks it)."""
-    kind = _SZ_RELATIONS.get(type(relation))
+    kind = _SZ_RELATIONS.get(type(relation).__name__)
     if kind is None:
         raise NotImplementedError(relation)
     arrays: list[int] = []
@@ -246,7 +247,7 @@ def remap_size_program(code: tuple[int, ...], registers: list[int]) -> list[int]
     return out
 
 
-_RELATIONS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Ge: ">=", sympy.Gt: ">", sympy.Le: "<=", sympy.Lt: "<"}
+_RELATIONS = {"Eq": "==", "Ne": "!=", "Ge": ">=", "Gt": ">", "Le": "<=", "Lt": "<"}  # sympy's names
 
 
 def python_source(expr: sympy.Basic, names: dict[sympy.Symbol, str]) -> str:
@@ -259,7 +260,7 @@ def python_source(expr: sympy.Basic, names: dict[sympy.Symbol, str]) -> str:
     if expr.is_Integer:
         return str(int(expr))
     for kind, op in _RELATIONS.items():
-        if isinstance(expr, kind):
+        if isinstance(expr, getattr(sympy, kind)):
             return f"{go(expr.lhs)} {op} {go(expr.rhs)}"
     if isinstance(expr, sympy.Add):
         return "(" + " + ".join(go(a) for a in expr.args) + ")"

@@ -11,7 +11,7 @@ import builtins
 import operator
 from typing import TYPE_CHECKING, Any
 
-import sympy
+from ..fx_ir.lazy_sympy import sympy
 from bytecode import BinaryOp, Instr
 
 from .guards import python_source

@@ -23,7 +23,7 @@ import builtins
 import operator
 from typing import TYPE_CHECKING, Any, Callable
 
-import sympy
+from ..fx_ir.lazy_sympy import is_sympy, sympy
 
 from ..fx_ir.ops import symbolic as sizes
 from .base import VariableTracker
@@ -59,9 +59,8 @@ _ARITHMETIC: dict[Any, tuple[Callable[..., Any], bool]] = {
 _UNARY: dict[Any, Callable[[Any], Any]] = {
     operator.neg: operator.neg, operator.pos: lambda a: a, operator.abs: builtins.abs, builtins.abs: builtins.abs,
 }
-_COMPARISONS: dict[Any, Any] = {
-    operator.lt: sympy.Lt, operator.le: sympy.Le, operator.gt: sympy.Gt, operator.ge: sympy.Ge,
-    operator.eq: sympy.Eq, operator.ne: sympy.Ne,
+_COMPARISONS: dict[Any, str] = {  # the sympy relation each builds (by name: sympy loads on first use)
+    operator.lt: "Lt", operator.le: "Le", operator.gt: "Gt", operator.ge: "Ge", operator.eq: "Eq", operator.ne: "Ne",
 }
 
 
@@ -77,7 +76,7 @@ class SymbolicIntVariable(VariableTracker):
     @staticmethod
     def create(output: "OutputGraph", value: Any, node: Any = None) -> VariableTracker:
         """A symbolic int for `value`, or a plain constant when sympy reduced it to a number."""
-        value = sizes.normalize(value) if isinstance(value, sympy.Basic) else value
+        value = sizes.normalize(value) if is_sympy(value) else value
         if isinstance(value, int):
             return ConstantVariable(value)
         return SymbolicIntVariable(output, value, node)
@@ -138,7 +137,7 @@ class SymbolicIntVariable(VariableTracker):
             return None
         a, b = operands
         if fn in _COMPARISONS:
-            return ConstantVariable(env.decide_relation(_COMPARISONS[fn](a, b)))
+            return ConstantVariable(env.decide_relation(getattr(sympy, _COMPARISONS[fn])(a, b)))
         if fn not in _ARITHMETIC:
             return None  # true division, bit operations: a concrete int (specialized) does them
         build, nonzero_divisor = _ARITHMETIC[fn]

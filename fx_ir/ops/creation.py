@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 import numpy as np
-import sympy
+from ..lazy_sympy import is_sympy, sympy
 
 from ..tensor_meta import TensorMeta
 from .errors import UnsupportedArguments
@@ -102,7 +102,7 @@ def _like(fn: Any, filled: bool) -> Any:
 def arange_length(start: Any, stop: Any, step: Any) -> Any:
     """NumPy's length: ceil((stop - start) / step) in Python arithmetic, clipped at 0."""
     if any(is_symbolic(x) for x in (start, stop, step)):
-        if not all(isinstance(x, int | sympy.Basic) and (not isinstance(x, sympy.Basic) or x.is_integer)
+        if not all(isinstance(x, int | sympy.Basic) and (not is_sympy(x) or x.is_integer)
                    for x in (start, stop, step)) or is_symbolic(step):
             raise UnsupportedArguments("arange with symbolic non-integer bounds or step")
         span = normalize(stop - start)
@@ -151,7 +151,7 @@ def _plain(x: Any) -> Any:
 
 
 def _small(x: Any) -> Any:
-    if isinstance(x, sympy.Basic):
+    if is_sympy(x):
         return 1
     if isinstance(x, (np.generic, *PY_SCALARS)) and not isinstance(x, bool | np.bool_):
         return type(x)(1)
@@ -168,7 +168,7 @@ def _linspace_like(fn: Any) -> Any:
             raise UnsupportedArguments("linspace(retstep=True) returns a (samples, step) pair")
         if isinstance(num, TensorMeta):
             raise UnsupportedArguments("linspace num held in an array is data")
-        count = normalize(num) if isinstance(num, sympy.Basic) else num
+        count = normalize(num) if is_sympy(num) else num
         if not is_symbolic(count):
             count = int(np.asarray(count).__index__()) if not isinstance(count, int) else count
             if count < 0:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import sympy
+from ..lazy_sympy import is_sympy, sympy
 
 from ..tensor_meta import TensorMeta
 from .errors import DataDependentShape, UnsupportedArguments
@@ -77,14 +77,14 @@ def _classify(obj: Any) -> list[Item]:
         for bound in (obj.start, obj.stop, obj.step):
             if isinstance(bound, TensorMeta):
                 raise DataDependentShape("slice bounds held in arrays are data")
-            if bound is not None and not isinstance(bound, sympy.Basic):
+            if bound is not None and not is_sympy(bound):
                 operator.index(bound)  # TypeError as Python raises for slice(1, 3.0)
         return [Item(Kind.SLICE, value=obj)]
     if isinstance(obj, bool | np.bool_):
         return _bool_items((), int(bool(obj)), None)
     if isinstance(obj, int | np.integer):
         return [Item(Kind.INTEGER, value=int(obj))]
-    if isinstance(obj, sympy.Basic):
+    if is_sympy(obj):
         if obj.is_integer:
             return [Item(Kind.INTEGER, value=normalize(obj))]
         raise IndexError(_VALID_INDICES)

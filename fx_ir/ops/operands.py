@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import sympy
+from ..lazy_sympy import is_sympy, sympy
 
 from ..tensor_meta import TensorMeta
 from .errors import UnsupportedArguments
@@ -60,7 +60,7 @@ def operand_shape(x: Any) -> Shape:
         if x.dtype.kind not in NUMERIC_KINDS:
             raise UnsupportedArguments(f"NumPy scalars of dtype {x.dtype} are not modelled")
         return ()
-    if isinstance(x, sympy.Basic) and x.is_integer:
+    if is_sympy(x) and x.is_integer:
         return ()
     if isinstance(x, list | tuple):
         return normalize_shape(constant_array(x).shape)
@@ -86,7 +86,7 @@ def array_meta(x: Any) -> TensorMeta:
         return meta
     if isinstance(x, np.generic):
         return TensorMeta((), x.dtype, scalar=True)
-    if isinstance(x, sympy.Basic) and x.is_integer:
+    if is_sympy(x) and x.is_integer:
         return TensorMeta((), np.dtype(np.int_))
     return TensorMeta(operand_shape(x), np.asarray(x).dtype if isinstance(x, PY_SCALARS)
                       else constant_array(x).dtype)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import sympy
+from ..lazy_sympy import is_sympy, sympy
 
 from ..tensor_meta import TensorMeta
 from .errors import UnsupportedArguments
@@ -69,7 +69,7 @@ def standin(x: Any) -> Any:
         if meta.scalar:
             return meta.dtype.type(1)
         return np.ones((1,) * meta.ndim, dtype=meta.dtype)
-    if isinstance(x, sympy.Basic):
+    if is_sympy(x):
         if x.is_integer:
             return 1  # a symbolic Python int; callers check any value-dependent range first
         raise UnsupportedArguments(f"symbolic value {x} is not an integer")
@@ -93,7 +93,7 @@ def freeze(x: Any) -> Any:
     if isinstance(x, np.dtype):
         # == and hash ignore the scalar type (np.record or np.void) and the metadata
         return _UNHASHABLE if x.metadata is not None else (np.dtype, x, x.type)
-    if isinstance(x, sympy.Basic):
+    if is_sympy(x):
         return ("symbolic", bool(x.is_integer))
     if isinstance(x, list | tuple):
         items = tuple(freeze(v) for v in x)

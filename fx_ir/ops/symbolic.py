@@ -12,18 +12,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Union
 
 import numpy as np
-import sympy
-
+from ..lazy_sympy import is_sympy, sympy
 from .errors import SymbolicDecisionNeeded
 
-Size = Union[int, sympy.Expr]
+Size = Union[int, "sympy.Expr"]
 
 
 # ---------------------------------------------------------------- normalisation
 
 def is_symbolic(x: Any) -> bool:
     """True for a sympy expression that is not a plain integer."""
-    return isinstance(x, sympy.Basic) and not isinstance(x, sympy.Integer)
+    return is_sympy(x) and not (is_sympy(x) and isinstance(x, sympy.Integer))
 
 
 def is_size_like(x: Any) -> bool:
@@ -32,7 +31,7 @@ def is_size_like(x: Any) -> bool:
         return False
     if isinstance(x, int | np.integer):
         return True
-    return isinstance(x, sympy.Expr) and x.is_integer is True
+    return (is_sympy(x) and isinstance(x, sympy.Expr)) and x.is_integer is True
 
 
 def normalize(x: Any) -> Size:
@@ -41,9 +40,9 @@ def normalize(x: Any) -> Size:
         raise TypeError(f"a size must be an integer, not {type(x).__name__}")
     if isinstance(x, int | np.integer):
         return int(x)
-    if isinstance(x, sympy.Integer):
+    if (is_sympy(x) and isinstance(x, sympy.Integer)):
         return int(x)
-    if isinstance(x, sympy.Expr):
+    if (is_sympy(x) and isinstance(x, sympy.Expr)):
         if x.is_integer is False:
             raise TypeError(f"a size must be integer-valued, not {x}")
         return x

@@ -1,0 +1,28 @@
+"""sympy, imported when first used: a program with static shapes never needs it, and importing it
+takes longer than the rest of dynamo. `is_sympy(x)` answers without importing it."""
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+
+class _Sympy:
+    """Stands for the sympy module; the first attribute read imports it."""
+
+    def __getattr__(self, name: str) -> Any:
+        module = importlib.import_module("sympy")
+        return getattr(module, name)
+
+    def __repr__(self) -> str:
+        return "<sympy, imported on first use>"
+
+
+sympy: Any = _Sympy()
+
+
+def is_sympy(value: Any) -> bool:
+    """`isinstance(value, sympy.Basic)`, False at no cost while sympy was never imported (nothing
+    can be a sympy object then)."""
+    module = sys.modules.get("sympy")
+    return module is not None and isinstance(value, module.Basic)
