@@ -87,9 +87,14 @@ def _spliceable_code(function: Any, inputs: int) -> types.CodeType | None:
         return None
     code = function.__code__
     if (function.__closure__ or code.co_cellvars or code.co_freevars or code.co_argcount != inputs
-            or code.co_kwonlyargcount or code.co_flags & _NOT_PLAIN):
+            or code.co_kwonlyargcount or code.co_flags & _NOT_PLAIN or len(code.co_code) > _MAX_CODE_BYTES):
         return None
     return code
+
+
+# Splicing saves a call (a few hundred ns) per cached call: worth it for small graphs only. A big one
+# (a recursion inlined into thousands of ops) would cost seconds of bytecode assembly for nothing.
+_MAX_CODE_BYTES = 2048
 
 
 _NOT_PLAIN = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR | inspect.CO_COROUTINE

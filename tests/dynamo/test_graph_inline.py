@@ -164,3 +164,18 @@ def test_a_function_that_cannot_be_spliced_is_called(backend):
     compiled = dynamo.compile(f, backend=marked)
     assert same_value(compiled(x), f(x)) and same_value(compiled(x), f(x))
     assert [g.inlined for g in graphs_of(compiled)] == [False]
+
+
+def unrolled(x):
+    for k in range(300):  # unrolled while tracing: a graph of 600 ops
+        x = x * 1.0001 + k
+    return x
+
+
+@inline_by_default
+def test_a_big_graph_is_called_not_spliced():
+    x = rng.random(8)
+    compiled = dynamo.compile(unrolled, backend="numpy")
+    assert same_value(compiled(x), unrolled(x)) and same_value(compiled(x), unrolled(x))
+    assert [g.inlined for g in graphs_of(compiled)] == [False]
+    assert calls_a_graph(unrolled)
