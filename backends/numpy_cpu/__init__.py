@@ -19,7 +19,7 @@ from ...fx_ir import GraphModule
 from ..registry import register_backend
 from .blocking import Machine, decide, this_machine
 from .plan import Plan, make_plan
-from .runtime import BlockedLoop, DynamicLoop
+from .runtime import BlockedLoop, DynamicLoop, scratch_key
 from .source import ModuleSource, SourceWriter
 
 log = logging.getLogger("dynamo.output_code")
@@ -78,6 +78,10 @@ class NumpyBackend:
         namespace = dict(source.globals)
         namespace["self"] = plan.module  # get_attr nodes read `self.<name>`
         exec(compile(source.src, filename, "exec"), namespace)
+        # Kernels whose blocks have the same shapes share scratch sets: they run one after another,
+        # so one set serves them all and stays in cache (an unrolled loop has hundreds of such
+        # kernels; a set each would be a cold buffer per kernel where NumPy reuses one hot one).
+        pools: dict[tuple[Any, ...], list[Any]] = {}
         for spec in source.loops:
             if spec.layout_function is not None:
                 decide_here = functools.partial(decide, machine=plan.machine)
@@ -85,8 +89,9 @@ class NumpyBackend:
                                                           decide_here, [(dtype, axis) for _, dtype, axis in spec.slots],
                                                           plan.machine.busy_load)
                 continue
+            free = pools.setdefault(scratch_key(spec.slots, spec.block), [])
             namespace[spec.loop_global] = BlockedLoop(namespace[spec.kernel_function], spec.extent, spec.block,
-                                                      spec.threads, spec.slots, busy_load=plan.machine.busy_load)
+                                                      spec.threads, spec.slots, free, plan.machine.busy_load)
         function = namespace[source.function_name]
         weakref.finalize(function, linecache.cache.pop, filename, None)
         function.plan = plan

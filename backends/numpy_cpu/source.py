@@ -15,6 +15,7 @@ from ...fx_ir import CodeGen, Node
 from ...fx_ir.naming import Namespace
 from ...fx_ir.printing import source_of
 from . import runtime
+from .analysis import Role
 from .buffers import CopyElision
 from .emitters import KernelEmitter, KernelNames, axis_slice
 from .scheduling import Kernel
@@ -296,7 +297,14 @@ class SourceWriter(CodeGen):
                 if operand in members:
                     last[operand] = member
         for member in kernel.members:
-            getattr(self, f"emit_{member.op.value}")(member)
+            reused = self._dying_buffer(member, members, outputs, last)
+            if reused is None:
+                getattr(self, f"emit_{member.op.value}")(member)
+            else:
+                info = self.plan.infos[member]
+                args = member.args if info.ufunc_args is None else info.ufunc_args
+                self._assign(member, f"{self.callable_expr(info.ufunc)}({self._call_args(args, member.kwargs)}, "
+                                     f"out={reused.name})")
             dead = [o.name for o in dict.fromkeys(member.all_input_nodes)
                     if last.get(o) is member and o not in outputs and o in members]
             if dead:
@@ -306,6 +314,33 @@ class SourceWriter(CodeGen):
             self._body[-1] += f";  del {kernel.outputs[0].name}"
         else:
             self._bound.update(kernel.outputs)
+
+    def _dying_buffer(self, member: Node, members: set[Node], outputs: set[Node],
+                      last: dict[Node, Node]) -> Node | None:
+        """An intermediate of the kernel that dies at `member`, a ufunc whose result has its shape
+        and dtype: the ufunc writes into it (out=), as NumPy's own temporary elision does for
+        `0.5 * (a - b)`. Named temporaries defeat that elision, and a second live temporary of a
+        few hundred KiB costs a fresh mmap and its page faults on every call (7x the ufunc here)."""
+        info = self.plan.infos[member]
+        meta = info.array
+        if info.role is not Role.UFUNC or info.ufunc is None or info.ufunc.nout != 1 or member.kwargs or meta is None:
+            return None
+        # Below malloc's mmap threshold a temporary is cheap and `a + b` beats np.add(..., out=):
+        # sizes known only per call (a dynamic graph takes this branch when they are small) too.
+        if not all(isinstance(size, int) for size in meta.shape) or meta.size * meta.dtype.itemsize < _ELIDE_BYTES:
+            return None
+        args = member.args if info.ufunc_args is None else info.ufunc_args
+        for operand in args:
+            if not (isinstance(operand, Node) and operand in members and operand not in outputs
+                    and last.get(operand) is member):
+                continue
+            operand_info = self.plan.infos[operand]
+            operand_meta = operand_info.array
+            # a ufunc member's value is a fresh array of its own (never a view of an input)
+            if (operand_info.role is Role.UFUNC and not operand.kwargs and operand_meta is not None and operand_meta.shape == meta.shape
+                    and operand_meta.dtype == meta.dtype):
+                return operand
+        return None
 
     def _dtype_name(self, dtype: np.dtype) -> str:
         scalar_type = getattr(np, dtype.name, None) if dtype.isnative else None
@@ -319,6 +354,11 @@ class SourceWriter(CodeGen):
 
         meta = node.meta.get("val")
         return isinstance(meta, TensorMeta) and not meta.scalar
+
+
+# From this size up a second live temporary costs a fresh mmap and its page faults (glibc's
+# default threshold is 128 KiB); NumPy elides temporaries from 256 KiB.
+_ELIDE_BYTES = 128 * 1024
 
 
 def _slice_text(item: slice) -> str:

@@ -70,9 +70,9 @@ def test_snapshot_softmax() -> None:
             else:
                 max_1 = a.max(axis=1, keepdims=True)
                 sub = a - max_1;  del max_1
-                exp = np.exp(sub);  del sub
+                exp = np.exp(sub, out=sub);  del sub
                 sum_1 = exp.sum(axis=1, keepdims=True)
-                truediv = exp / sum_1;  del exp, sum_1
+                truediv = np.divide(exp, sum_1, out=exp);  del exp, sum_1
             return (truediv,)
     ''')
 
