@@ -35,6 +35,14 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
     is compiled and the rest of the frame continues in a resume function (graph_break.py).
     With fullgraph=True the first such instruction raises instead.
     """
+    traced: list[Any] = []  # every trace's state, taken apart at the end (see _take_apart)
+    try:
+        return _trace_frame(frame, backend, backend_name, fullgraph, traced)
+    finally:
+        _take_apart(traced)
+
+
+def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, traced: list[Any]) -> "CompiledFrame":
     from .codegen import PyCodegen, assemble, starts_no_frames
     from .graph_break import (CannotBreak, NoHandOff, StartsInPython, codegen_break, describe_cannot_break,
                               explain_break, reconstruct)
@@ -48,6 +56,7 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
     while True:
         output = OutputGraph(code, frame.f_globals, backend, backend_name)
         tx = InstructionTranslator(frame, output)
+        traced += [output, tx]
         tx.break_at = None if reason is None else reason.break_step
         try:
             return_value = tx.run()
@@ -78,12 +87,23 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
         output.side_effects.codegen(body)
         breaks = []
         break
+    traced.append(body)
     compiled = output.compile_graph(body.graph_outputs)
     result = CompiledFrame(output.guards, assemble(code, compiled, body), [compiled] if compiled else [], breaks=breaks,
                            unhooked=starts_no_frames(code, compiled, body))
     result.dynamic = output.shape_env.report()
     result.trace_seconds = time.perf_counter() - start - (compiled.compile_seconds if compiled else 0.0)
     return result
+
+
+def _take_apart(traced: list[Any]) -> None:
+    """Empty the tracer's own objects once the frame is compiled. They refer to each other (the
+    output graph and its helpers, translators and their codegen) and to the frame's values
+    through their VariableTrackers: left as they are, those cycles keep the program's objects
+    alive until the cyclic collector runs, and with gc disabled forever, where plain Python
+    frees them on return (SciPy's assert_deallocated of a Pool passed to a compiled call)."""
+    for obj in traced:
+        vars(obj).clear()
 
 
 # Names of calls that observe references: compiled code holds its constants, caches and the

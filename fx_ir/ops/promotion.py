@@ -156,11 +156,26 @@ def _memoized(key: Any, call: Callable[[], Any]) -> Any:
             _MEMO.put(key, hit)
     ok, value = hit
     if not ok:
-        # the same instance is replayed (a copy could change its type): drop what the last
-        # raise attached so the memo keeps no foreign exceptions alive
-        value.__context__ = value.__cause__ = None
-        raise value.with_traceback(None)
+        raise _fresh(value)
     return value
+
+
+def _fresh(error: BaseException) -> BaseException:
+    """A new instance of the memoized error, as each call of NumPy raises a new one: raising the
+    memo's own instance gave it the traceback of that raise, whose frames (the tracer's, up to the
+    compiled frame's) the memo then kept alive with every value they held. Made by __new__ with
+    the same args and attributes (copy.copy would call an __init__ that takes other arguments,
+    such as _UFuncNoLoopError's); an error that cannot be made so is replayed as it is."""
+    try:
+        fresh = type(error).__new__(type(error), *error.args)
+        fresh.__dict__.update(vars(error))
+    except Exception:
+        error.__context__ = error.__cause__ = None
+        return error.with_traceback(None)
+    if type(fresh) is not type(error) or str(fresh) != str(error):
+        error.__context__ = error.__cause__ = None
+        return error.with_traceback(None)
+    return fresh
 
 
 def probe(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

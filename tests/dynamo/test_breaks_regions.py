@@ -480,3 +480,49 @@ def test_split_before_a_call_with_keywords_keeps_the_keywords():
 
     run = compare(f, arange(3))
     assert run.result[:2] == ((0.0, 1.0), "GIVEN")
+
+
+# ---- references the compiler must not keep ---------------------------------------------------------
+
+class _Payload:
+    scale = 2.0
+
+
+def _freed_without_the_collector(call):
+    """call(payload) compiles a frame that receives a fresh payload: once the caller drops it,
+    reference counting alone must free it, as in plain Python (SciPy's assert_deallocated runs
+    with gc disabled)."""
+    payload = _Payload()
+    ref = weakref.ref(payload)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        dynamo.reset()
+        call(payload)
+        del payload
+        return ref() is None
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def test_the_tracer_keeps_no_value_of_the_frame_alive():
+    # the output graph, its helpers and the translators refer to each other: until they were
+    # emptied after compiling, those cycles held every traced value until the collector ran
+    def f(payload, x):
+        return x * payload.scale
+
+    assert _freed_without_the_collector(lambda p: dynamo.compile(f, backend="eager")(p, arange(2)))
+
+
+def test_a_replayed_numpy_error_keeps_no_frames_alive():
+    # the memo of NumPy's answers raised its own instance of an error: the traceback that raise
+    # attached stayed in the memo, with the tracer's frames and the frame's values
+    def f(payload, x):
+        return np.bitwise_and(x, x)
+
+    def call(payload):
+        with pytest.raises(TypeError):
+            dynamo.compile(f, backend="eager")(payload, arange(2))
+
+    assert _freed_without_the_collector(call)
