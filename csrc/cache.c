@@ -217,9 +217,14 @@ static PyObject *entry_function(CacheEntry *entry, PyObject *globals, PyObject *
     if (made == NULL) {
         return NULL;
     }
-    if (closure != NULL && PyFunction_SetClosure(made, closure) < 0) {
-        Py_DECREF(made);
-        return NULL;
+    if (closure != NULL) {
+        if (PyFunction_SetClosure(made, closure) < 0) {
+            Py_DECREF(made);
+            return NULL;
+        }
+        /* not kept: the entry would hold the cells of the last call's function, and all they
+         * reach, after that function is gone (plain Python frees them with it) */
+        return made;
     }
     Py_XSETREF(entry->function, Py_NewRef(made));
     return made;

@@ -5,7 +5,9 @@ from __future__ import annotations
 import enum
 import math
 import operator
-from dataclasses import dataclass
+import types
+import weakref
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -132,6 +134,36 @@ def _same_float(a: float, b: float) -> bool:
     if a != a or b != b:
         return a != a and b != b
     return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+@dataclass(frozen=True)
+class IsReferent:
+    """x is this very object, held by a weak reference: a function made by a call (a closure, a
+    nested def) would otherwise be kept alive by the cache entry, and with it everything its
+    cells reach, where plain Python frees it when the call that made it ends (SciPy's
+    line_search_wolfe1 closures held a multiprocessing Pool through a bound method). Once the
+    object is gone the guard fails, as no new object can be it."""
+
+    ident: int
+    ref: Any = field(compare=False)
+    label: str = field(compare=False)
+
+    @classmethod
+    def of(cls, value: Any) -> "IsReferent":
+        return cls(id(value), weakref.ref(value), _describe(value))
+
+    def __call__(self, x: Any) -> bool:
+        return self.ref() is x
+
+    def describe(self, name: str) -> str:
+        return f"{name} is {self.label} (held weakly)"
+
+
+def made_by_a_call(value: Any) -> bool:
+    """A function that a call creates (a closure or a def inside a function): a new one each
+    time, so that nothing but its maker's frame should keep it alive."""
+    return isinstance(value, types.FunctionType) and (
+        value.__closure__ is not None or "<locals>" in value.__qualname__)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..device_arrays import is_device_array
 from ..exc import Category, unsupported
-from ..guards import FloatIs, GuardKind, TimeIs, dtype_guard, needs_exact_float_guard
+from ..guards import FloatIs, GuardKind, IsReferent, TimeIs, dtype_guard, made_by_a_call, needs_exact_float_guard
 from ..sources import AttrSource, ItemSource, Source
 from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
@@ -192,7 +192,10 @@ class VariableBuilder:
         from .functions import UserFunctionVariable
         from .numpy_api import NumpyFunctionVariable
 
-        self.guard(source, GuardKind.ID_IS, value)
+        if made_by_a_call(value):  # identity without keeping it (and what its cells reach) alive
+            self.guard(source, GuardKind.CALL, IsReferent.of(value))
+        else:
+            self.guard(source, GuardKind.ID_IS, value)
         if _is_numpy_callable(value):
             return NumpyFunctionVariable(value, _numpy_qualname(value), source=source)
         return UserFunctionVariable(value, source=source)

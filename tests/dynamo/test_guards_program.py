@@ -130,3 +130,63 @@ def test_dict_keys_guard_runs_no_user_eq_and_tells_signed_zeros_apart():
     a, b = _RaisingEq(), _RaisingEq()
     for d in ({a: 1, 2: 3}, {b: 1, 2: 3}, {(1, a): 0}, {(1, b): 0}, {a: 1, 2: 3}, {-0.0: 1}, {0.0: 1}, {"s": 1}):
         assert compiled(d) == f(d)
+
+
+def _closure_over(obj):
+    def inner(x):
+        return x * obj.scale
+    return inner
+
+
+class _Payload:
+    scale = 2.0
+
+
+def _freed_with(run):
+    """run(closure) compiles code with a closure over a fresh payload; once the closure is
+    dropped, reference counting alone must free the payload (gc off, as SciPy's
+    assert_deallocated has it)."""
+    import gc
+    import weakref
+
+    import dynamo
+
+    payload = _Payload()
+    ref = weakref.ref(payload)
+    fn = _closure_over(payload)
+    del payload
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        dynamo.reset()
+        run(fn)
+        del fn
+        return ref() is None
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def test_a_function_made_by_a_call_is_guarded_without_keeping_it_alive():
+    # guarded by identity, a closure (and all its cells reach) lived as long as the cache entry
+    import dynamo
+
+    def f(fn, x):
+        return fn(x) + 1
+
+    assert _freed_with(lambda fn: dynamo.compile(f, backend="eager")(fn, np.ones(2)))
+    compiled = dynamo.compile(f, backend="eager")
+    first, second = _closure_over(_Payload()), _closure_over(_Payload())
+    assert np.array_equal(compiled(first, np.ones(2)), np.full(2, 3.0))
+    assert np.array_equal(compiled(second, np.ones(2)), np.full(2, 3.0))  # another closure: guard fails
+
+
+def test_the_cache_keeps_no_closure_of_a_compiled_closure():
+    # the cache entry reused the function it made for its code, closure and all, across calls
+    import dynamo
+
+    def run(fn):
+        with dynamo.enable():
+            fn(np.ones(2))
+
+    assert _freed_with(run)
