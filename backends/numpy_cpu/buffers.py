@@ -129,14 +129,19 @@ def storages(steps: list[Step], kernel_outputs: set[Node]) -> dict[Node, Storage
     storage: dict[Node, Storage] = {}
 
     def merge(a: Storage, b: Storage) -> Storage:
+        """One storage for both; the smaller one's nodes move (an unrolled loop merges each opaque
+        op into one ever-growing storage: moving the big one each time was quadratic, 9 s of
+        npbench symm's compile)."""
         if a is b:
             return a
-        a.nodes.extend(b.nodes)
-        a.reusable = a.reusable and b.reusable
-        a.owner = a.owner if a.owner is not None else b.owner
-        for n in b.nodes:
-            storage[n] = a
-        return a
+        owner = a.owner if a.owner is not None else b.owner
+        reusable, contiguous = a.reusable and b.reusable, a.contiguous
+        big, small = (a, b) if len(a.nodes) >= len(b.nodes) else (b, a)
+        big.nodes.extend(small.nodes)
+        big.owner, big.reusable, big.contiguous = owner, reusable, contiguous
+        for n in small.nodes:
+            storage[n] = big
+        return big
 
     def visit(node: Node) -> None:
         if node.op in ("placeholder", "get_attr"):
