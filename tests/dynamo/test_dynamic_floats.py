@@ -129,3 +129,11 @@ def test_ints_and_bools_are_not_floats():
     u = np.arange(3)
     check_values(f, lambda k: (u, k), [True, False])
     check_values(f, lambda k: (u, k), [2, 3, 4])
+
+
+def test_explain_lists_the_run_time_float():
+    u = np.ones(3)
+    compiled = check_values(step, lambda dt: (u, dt), [0.1, 0.2])
+    assert frames(compiled)[-1].dynamic == ["L['dt'] is a run-time float: any value hits this graph (traced with 0.2)"]
+    report = str(dynamo.explain(step, dynamic=True)(u, 0.3))
+    assert "L['dt'] is a run-time float" in report
