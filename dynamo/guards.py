@@ -153,7 +153,8 @@ class IsReferent:
         return cls(id(value), weakref.ref(value), _describe(value))
 
     def __call__(self, x: Any) -> bool:
-        return self.ref() is x
+        target = self.ref()  # None once the object is gone, which must not match an x of None
+        return target is not None and target is x
 
     def describe(self, name: str) -> str:
         return f"{name} is {self.label} (held weakly)"

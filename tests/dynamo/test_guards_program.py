@@ -190,3 +190,23 @@ def test_the_cache_keeps_no_closure_of_a_compiled_closure():
             fn(np.ones(2))
 
     assert _freed_with(run)
+
+
+def test_a_weakly_held_function_that_died_does_not_match_none():
+    # a dead weak reference gives None: the guard of a function argument then passed for None
+    # (SciPy's boxcox_normmax called the optimizer of an earlier test, now None)
+    import gc
+
+    import dynamo
+
+    def f(optimizer, x):
+        if optimizer is None:
+            return x + 1
+        return x * 3
+
+    compiled = dynamo.compile(f, backend="eager")
+    fn = _closure_over(_Payload())
+    assert np.array_equal(compiled(fn, np.ones(2)), np.full(2, 3.0))
+    del fn
+    gc.collect()
+    assert np.array_equal(compiled(None, np.ones(2)), np.full(2, 2.0))
