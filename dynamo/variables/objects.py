@@ -88,6 +88,12 @@ def _wrap(tx: "Tx", value: Any, source: Source | None) -> VariableTracker:
     return tx.output.builder(value, source) if source is not None else wrap_plain(tx, value)
 
 
+def _plain_lookup(attribute: Any) -> bool:
+    """Reading the class attribute runs no code that could raise: a plain value, a function,
+    a staticmethod or a classmethod."""
+    return isinstance(attribute, (types.FunctionType, staticmethod, classmethod)) or not hasattr(type(attribute), "__get__")
+
+
 def _class_attribute(tx: "Tx", cls: type, name: str, attribute: Any, owner: VariableTracker,
                      source: Source | None) -> VariableTracker | None:
     """A class attribute found on `cls` (or its bases), seen through `owner` (an instance or the
@@ -126,7 +132,10 @@ class UserClassVariable(VariableTracker):
         return f"the class {self.value.__qualname__}"
 
     def has_attribute(self, tx: "Tx", name: str) -> bool:
-        return inspect.getattr_static(self.value, name, _MISSING) is not _MISSING
+        attribute = inspect.getattr_static(self.value, name, _MISSING)
+        if attribute is not _MISSING and not _plain_lookup(attribute):
+            self.var_getattr(tx, name)  # a descriptor's __get__ may raise AttributeError
+        return attribute is not _MISSING
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
         attribute = inspect.getattr_static(self.value, name, _MISSING)
@@ -226,6 +235,8 @@ class UserObjectVariable(VariableTracker):
             getter = _wrap(tx, attribute.fget, _property_source(self, name))
             return getter.call_function(tx, [self], {})
         if type(attribute).__name__ == "member_descriptor":  # __slots__
+            if not hasattr(self.value, name):
+                unsupported(Category.EXCEPTION, f"the slot {name!r} of {self.describe()} is unset (AttributeError)")
             return _wrap(tx, getattr(self.value, name), AttrSource(self.source, name) if self.source else None)
         own = self._instance_value(tx, name)
         if own is not _MISSING and own is not DELETED:
@@ -242,8 +253,10 @@ class UserObjectVariable(VariableTracker):
     def has_attribute(self, tx: "Tx", name: str) -> bool:
         self._custom_hook(name)
         attribute = inspect.getattr_static(type(self.value), name, _MISSING)
-        if isinstance(attribute, property):
-            self.var_getattr(tx, name)  # a getter that raises would make hasattr False
+        if attribute is not _MISSING and not _plain_lookup(attribute):
+            # a property, a slot or another descriptor (scikit-learn's available_if) may raise
+            # AttributeError, which makes hasattr False: read it as Python would (or break)
+            self.var_getattr(tx, name)
             return True
         own = self._instance_value(tx, name)
         if (own is not _MISSING and own is not DELETED and self.source is not None

@@ -3,6 +3,7 @@ on several inputs through one compiled version (a wrongly reused graph shows as 
 import math
 
 import numpy as np
+import pytest
 
 import dynamo
 from support import same_value, assert_matches_python, compile_with_counter
@@ -308,6 +309,44 @@ def test_hasattr_true_from_the_instance_is_guarded():
     fresh = Model()
     np.testing.assert_array_equal(compiled(fresh, A), A * 1.0)
     assert fresh.t_ == 1.0
+
+
+class _AvailableIf:
+    """A descriptor whose __get__ raises AttributeError unless the instance allows it (as
+    scikit-learn's available_if does), so that hasattr() depends on the instance."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __get__(self, obj, owner=None):
+        if obj is not None and not obj.ok:
+            raise AttributeError("not available")
+        return self.fn if obj is None else self.fn.__get__(obj, owner)
+
+
+class _Gated:
+    score = _AvailableIf(lambda self, x: x * 2)
+
+    def __init__(self, ok):
+        self.ok = ok
+
+
+class _Slotted:
+    __slots__ = ("a",)
+
+
+@pytest.mark.parametrize("ok", [True, False])
+def test_hasattr_runs_descriptors_that_may_raise(ok):
+    # hasattr() said True for any class attribute: LocalOutlierFactor(novelty=False) then
+    # called score_samples, whose available_if check raises
+    def f(obj, slotted, x):
+        return hasattr(obj, "score"), hasattr(_Gated, "score"), hasattr(slotted, "a"), x + 1
+
+    compiled = dynamo.compile(f, backend="eager")
+    slotted = _Slotted()
+    assert compiled(_Gated(ok), slotted, 1.0) == f(_Gated(ok), slotted, 1.0)
+    slotted.a = 1
+    assert compiled(_Gated(ok), slotted, 1.0) == f(_Gated(ok), slotted, 1.0)
 
 
 def test_deleting_an_unbound_local_raises_like_python():
