@@ -480,6 +480,17 @@ def _is(negate: bool) -> Callable[..., VariableTracker | None]:
             # NumPy returns its interned bools (np.True_) and may hand back a scalar it was given
             unsupported(Category.DATA_DEPENDENT_VALUE,
                         f"identity of {a.describe()} and {b.describe()} is known only at run time")
+        pair = _constant_and_frame_object(a, b)
+        if pair is not None:
+            # `type(self).__init__ is object.__init__`: an object read from the frame may be the
+            # very object a constant is (a slot wrapper, a function, a sentinel): ask it, and guard
+            constant, other = pair
+            same = other.value is constant
+            if same:
+                tx.output.guard(other.source, GuardKind.ID_IS, constant)
+            else:
+                tx.output.guard(other.source, GuardKind.CALL, _IsNot(constant))
+            return ConstantVariable(same != negate)
         if a.is_python_constant() or b.is_python_constant() or (a.identity_is_tracked() and b.identity_is_tracked()):
             # a constant is never the same object as a container, array or object, and two
             # trackers of kinds with tracked identity are two objects
@@ -489,6 +500,31 @@ def _is(negate: bool) -> Callable[..., VariableTracker | None]:
         unsupported(Category.UNSUPPORTED_VALUE, f"identity of {a.describe()} and {b.describe()} is not known while tracing")
 
     return compare
+
+
+class _IsNot:
+    """Guard predicate: the value is not a given object (compared by identity, never by ==)."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+
+    def __call__(self, value: Any) -> bool:
+        return value is not self.target
+
+    def describe(self, source_name: str) -> str:
+        return f"{source_name} is not {self.target!r}"
+
+
+def _constant_and_frame_object(a: VariableTracker, b: VariableTracker) -> tuple[Any, VariableTracker] | None:
+    """(the constant, the other) when one side is a constant and the other a real object read
+    from the frame of the constant's very type, which may or may not be that object."""
+    for constant, other in ((a, b), (b, a)):
+        if constant.is_python_constant() and not other.is_python_constant() and other.source is not None \
+                and hasattr(other, "value") and not isinstance(other, ConstantVariable):
+            value = constant.as_python_constant()
+            if type(other.value) is type(value):
+                return value, other
+    return None
 
 
 def _is_numpy_scalar_result(value: VariableTracker) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import sys
 import types
 from dataclasses import dataclass
@@ -320,8 +321,11 @@ class UserObjectVariable(VariableTracker):
         if not last_chance and not (name in ("__eq__", "__ne__") and others[0].python_type().__module__ == "builtins"):
             return None  # the right operand's reflected method decides (builtins never do: NotImplemented)
         if name in ("__eq__", "__ne__"):  # neither side decides: identity, as object.__eq__
-            same = args[0] is args[1]
-            return ConstantVariable(same if name == "__eq__" else not same)
+            from .builtins import BuiltinVariable
+
+            # as `is` decides it: two trackers may be one object (a frame value and a constant)
+            identity = operator.is_ if name == "__eq__" else operator.is_not
+            return BuiltinVariable(identity).call_function(tx, [args[0], args[1]], {})
         unsupported(Category.EXCEPTION, f"unsupported operand type(s) for {getattr(fn, '__name__', fn)}: "
                     f"{', '.join(a.describe() for a in args)} (TypeError)")
 

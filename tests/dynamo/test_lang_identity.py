@@ -106,3 +106,25 @@ def test_enum_member_reached_by_attribute_alias_and_lookup_is_one_object():
                 Level.LOW is Level["TOP"], Level.HIGH is not Level["TOP"])
 
     assert dynamo.compile(f)([1, 3]) == f([1, 3]) == (True, True, False, False)
+
+
+class _Plain:
+    pass
+
+
+class _WithInit:
+    def __init__(self):
+        pass
+
+
+def test_a_slot_wrapper_read_from_the_frame_is_the_constant_it_is():
+    # scikit-learn's _build_repr: `init is object.__init__` was False for a class without
+    # __init__ (a frame value is never a constant, the rule said), so its repr listed *args
+    def f(obj):
+        init = type(obj).__init__
+        _break()  # init comes back from the frame: a wrapper_descriptor object
+        return init is object.__init__, init is not object.__init__, init == object.__init__, init != object.__init__
+
+    compiled = dynamo.compile(f)
+    for obj in (_Plain(), _WithInit(), _Plain()):
+        assert compiled(obj) == f(obj)
