@@ -113,6 +113,15 @@ def _reads_writes(inst: Instr, cells: frozenset[str] = frozenset()) -> tuple[set
 # Bytecode that code objects were assembled from (resume functions): parsing them back would
 # give the same instructions, at the price of the dearest step of a graph break.
 _assembled_from: dict[types.CodeType, Bytecode] = {}
+# resume code -> (the code its body is copied from, index shift of that body, its prologue length)
+_derived_from: dict[types.CodeType, tuple[types.CodeType, int, int]] = {}
+_CACHE = dis.opmap["CACHE"]
+
+
+def derived_from(code: types.CodeType, original: types.CodeType, shift: int, prologue: int) -> None:
+    """`code` is a new prologue of `prologue` instructions, then the instructions of `original`
+    from index `prologue - shift` on: which locals are live in that body is the original's."""
+    _derived_from[code] = (original, shift, prologue)
 
 
 def assembled_from(code: types.CodeType, source: Bytecode) -> None:
@@ -154,7 +163,9 @@ def analyze(code: types.CodeType) -> CodeFacts:
             if pending_handlers:
                 covered[len(instructions)] = pending_handlers[-1]
             instructions.append(item)
-    offsets = [i.offset for i in dis.get_instructions(code)]
+    # every code unit but the inline caches starts an instruction, as dis lists them
+    co_code = code.co_code
+    offsets = [offset for offset in range(0, len(co_code), 2) if co_code[offset] != _CACHE]
     if len(offsets) != len(instructions):  # never expected; offsets are only used for names
         offsets = list(range(0, 2 * len(instructions), 2))
     facts = CodeFacts(instructions, label_index, offsets, cells=frozenset(code.co_cellvars))
@@ -169,8 +180,32 @@ def analyze(code: types.CodeType) -> CodeFacts:
         index for index, target in facts.handler.items()
         if target < len(instructions) and instructions[target].name == "PUSH_EXC_INFO"
     )
-    facts.live_in = _liveness(facts)
+    facts.live_in = _derived_liveness(code, facts) or _liveness(facts)
     return facts
+
+
+def _derived_liveness(code: types.CodeType, facts: CodeFacts) -> list[frozenset[str]] | None:
+    """A resume function's liveness from its original's (a frame with many graph breaks has as
+    many resume functions, each the size of the frame): the body's is the original's, shifted,
+    and the straight-line prologue's follows in one backward pass. None: compute it in full."""
+    derived = _derived_from.get(code)
+    if derived is None:
+        return None
+    original, shift, prologue = derived
+    if original.co_cellvars or not _FRAME_READERS.isdisjoint(code.co_names):
+        return None  # cells become free variables here, calls may read locals: not the same facts
+    base = analyze(original).live_in
+    if len(base) + shift != len(facts.instructions):
+        return None
+    live_in: list[frozenset[str]] = [frozenset()] * prologue + base[prologue - shift:]
+    for index in range(prologue - 1, -1, -1):
+        successors = facts.successors(index)
+        if any(s <= index for s in successors):
+            return None  # a prologue that loops: not the straight line this pass is for
+        reads, writes = _reads_writes(facts.instructions[index], facts.cells)
+        out = frozenset().union(*(live_in[s] for s in successors))
+        live_in[index] = frozenset(reads | (out - writes))
+    return live_in
 
 
 def _liveness(facts: CodeFacts) -> list[frozenset[str]]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from bytecode import Bytecode, CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
 
 from . import bytecode_compat as compat
-from .bytecode_analysis import analyze, assembled_from, bytecode_of
+from .bytecode_analysis import analyze, assembled_from, bytecode_of, derived_from
 
 _PROLOGUE = frozenset({"RESUME", "COPY_FREE_VARS", "MAKE_CELL", "RETURN_GENERATOR"})
 
@@ -29,6 +29,8 @@ class ResumeOrigin:
     original: types.CodeType
     index_shift: int  # resume-code index = original index + index_shift
     inside_loop: bool  # it starts in the middle of a loop body
+    target: int  # the original's instruction it jumps to (known here: no analysis of the new code)
+    in_user_region: bool  # that instruction is inside a try/except or with block
 
 
 # resume code -> origin, so that a resume of a resume is made from the original code
@@ -151,7 +153,9 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     _cache[key] = result
     # the new prologue replaces the original's and adds the stack loads and the jump
     prologue_instrs = sum(isinstance(item, Instr) for item in prologue)
-    _origins[result] = ResumeOrigin(original, prologue_instrs - _prologue_length(facts), facts.in_loop(target))
+    shift = prologue_instrs - _prologue_length(facts)
+    _origins[result] = ResumeOrigin(original, shift, facts.in_loop(target), target, target in facts.in_user_region)
+    derived_from(result, original, shift, prologue_instrs)
     return result
 
 
@@ -273,11 +277,10 @@ def clear_cache() -> None:
 def entry_index(code: types.CodeType) -> int:
     """Index of the first instruction of the user's code: after the prologue, or for a resume
     function, the instruction its prologue jumps to."""
-    facts = analyze(code)
-    if code in _origins:
-        jump = next(i for i in facts.instructions if i.name == "JUMP_FORWARD")
-        return facts.label_index[jump.arg]
-    return _prologue_length(facts)
+    origin = _origins.get(code)
+    if origin is not None:  # where its prologue jumps to
+        return origin.target + origin.index_shift
+    return _prologue_length(analyze(code))
 
 
 def entry_line(code: types.CodeType) -> int:
@@ -317,7 +320,8 @@ _region_codes: dict[types.CodeType, PythonRegion] = {}  # region code -> region
 def starts_in_python(code: types.CodeType) -> bool:
     """Whether a resume function starts with code that runs in Python: inside a loop (see
     runs_in_python) or inside a try/except or with block."""
-    return runs_in_python(code) or (code in _origins and entry_index(code) in analyze(code).in_user_region)
+    origin = _origins.get(code)
+    return runs_in_python(code) or (origin is not None and origin.in_user_region)
 
 
 def region_of(code: types.CodeType) -> PythonRegion | None:
