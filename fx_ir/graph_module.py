@@ -94,6 +94,8 @@ class GraphModule:
     @property
     def code(self) -> str:
         """The generated source of `forward`."""
+        if self._code is None:  # a module whose forward was never generated (logging reads it)
+            self.recompile()
         assert self._code is not None
         return self._code.src
 
