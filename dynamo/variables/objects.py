@@ -2,6 +2,7 @@
 lookup in Python's order on guarded sources, methods and properties inlined, stores replayed."""
 from __future__ import annotations
 
+import _thread
 import functools
 import inspect
 import operator
@@ -219,6 +220,8 @@ class UserObjectVariable(VariableTracker):
 
     def _custom_hook(self, name: str) -> None:
         cls = type(self.value)
+        if cls is _thread._local:
+            return  # its C hooks only pick the calling thread's __dict__, which guards read too
         for hook in ("__getattribute__", "__getattr__"):
             if getattr(cls, hook, None) not in (None, getattr(object, hook, None)):
                 unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"{self.describe()} has a custom {hook} (reading {name!r})")
@@ -270,7 +273,8 @@ class UserObjectVariable(VariableTracker):
     def _check_plain_store(self, name: str, what: str) -> None:
         cls = type(self.value)
         descriptor = inspect.getattr_static(cls, name, None)
-        custom = any(getattr(cls, hook) is not getattr(object, hook) for hook in ("__setattr__", "__delattr__"))
+        custom = cls is not _thread._local and any(
+            getattr(cls, hook) is not getattr(object, hook) for hook in ("__setattr__", "__delattr__"))
         if custom or hasattr(type(descriptor), "__set__") or hasattr(type(descriptor), "__delete__"):
             unsupported(Category.SIDE_EFFECT, f"{what} {name!r} on {self.describe()} runs custom code")
         if not hasattr(self.value, "__dict__"):

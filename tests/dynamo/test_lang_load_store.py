@@ -1,12 +1,13 @@
 """Corpus: loads and stores of locals, globals, closures and attributes, each function compiled and plain
 on several inputs through one compiled version (a wrongly reused graph shows as a wrong result)."""
 import math
+import threading
 
 import numpy as np
 import pytest
 
 import dynamo
-from support import same_value, assert_matches_python, compile_with_counter
+from support import same_value, assert_matches_python, compile_with_counter, graph_breaks
 
 A = np.arange(6.0).reshape(2, 3)
 B = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
@@ -347,6 +348,40 @@ def test_hasattr_runs_descriptors_that_may_raise(ok):
     assert compiled(_Gated(ok), slotted, 1.0) == f(_Gated(ok), slotted, 1.0)
     slotted.a = 1
     assert compiled(_Gated(ok), slotted, 1.0) == f(_Gated(ok), slotted, 1.0)
+
+
+_thread_local = threading.local()
+_defaults = {"assume_finite": False, "n": 2}
+
+
+def _config():  # scikit-learn's get_config(): a per-thread copy made on first use
+    if not hasattr(_thread_local, "config"):
+        _thread_local.config = _defaults.copy()
+    return _thread_local.config
+
+
+def test_attributes_of_a_thread_local_are_those_of_the_calling_thread():
+    # a threading.local's custom __getattribute__ broke the graph at every get_config()
+    def f(x):
+        config = _config().copy()
+        return x * config["n"], config
+
+    compiled, counter = compile_with_counter(f)
+    assert same_value(compiled(A), f(A))
+    _thread_local.config["n"] = 5
+    assert same_value(compiled(A), f(A))
+    seen = {}
+
+    def worker():  # another thread has no config yet: its own is made, not the main one's
+        seen["result"], seen["config"] = compiled(A), _thread_local.config
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert same_value(seen["result"], (A * 2, _defaults)) and seen["config"] is not _thread_local.config
+    del _thread_local.config
+    assert same_value(compiled(A), (A * 2, _defaults)) and _thread_local.config == _defaults
+    assert not graph_breaks(compiled)
 
 
 def test_deleting_an_unbound_local_raises_like_python():
