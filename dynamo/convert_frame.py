@@ -93,7 +93,7 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
                            unhooked=starts_no_frames(code, compiled, body))
     result.dynamic = output.shape_env.report() + [
         f"{source.name()} is a run-time float: any value hits this graph (traced with {i.value!r})"
-        for source, i in output.inputs.items() if type(i.value) is float]
+        for source, i in output.inputs.items() if "runtime_float" in getattr(getattr(i.variable, "node", None), "meta", {})]
     result.trace_seconds = time.perf_counter() - start - (compiled.compile_seconds if compiled else 0.0)
     return result
 

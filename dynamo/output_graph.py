@@ -143,7 +143,7 @@ class OutputGraph:
         self.inputs[source] = GraphInput(source, value, SymbolicIntVariable(self, symbol, node))
         return node
 
-    def dynamic_float(self, source: Source, value: float) -> VariableTracker | None:
+    def dynamic_float(self, source: Source, value: Any) -> VariableTracker | None:
         """A float argument as a run-time input when its value changes between calls (None: a constant)."""
         from .variables.symbolic import UnspecializedFloatVariable
 
@@ -157,7 +157,8 @@ class OutputGraph:
             return self.inputs[source].variable.node
         with self.graph.inserting_before(self._first_non_placeholder()):
             node = self.graph.placeholder(_placeholder_name(source))
-        node.meta["val"] = value  # an example: the graph takes any float here
+        node.meta["val"] = variable.meta  # an example: the graph takes any float here
+        node.meta["runtime_float"] = value
         node.meta["source"] = source.name()
         self.inputs[source] = GraphInput(source, value, variable)  # type: ignore[arg-type]
         return node

@@ -176,6 +176,8 @@ class VariableBuilder:
         """np.float32(2) and friends: a constant of their exact type and value (so NEP 50 sees a
         strong NumPy scalar, and the graph specializes on it as on a Python number)."""
         self.guard(source, GuardKind.TYPE_IS, type(value))
+        if isinstance(value, np.floating) and (runtime := self.output.dynamic_float(source, value)) is not None:
+            return runtime  # a float whose value changes between calls: guarded only where needed
         self.guard_value(source, value)
         return ConstantVariable(value, source=source)
 

@@ -23,9 +23,12 @@ import builtins
 import operator
 from typing import TYPE_CHECKING, Any, Callable
 
+import numpy as np
+
 from ..fx_ir.lazy_sympy import is_sympy, sympy
 
 from ..fx_ir.ops import symbolic as sizes
+from ..fx_ir.tensor_meta import TensorMeta
 from .base import VariableTracker
 from .constant import ConstantVariable
 
@@ -260,18 +263,28 @@ _FLOAT_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.neg, ope
 
 
 class UnspecializedFloatVariable(VariableTracker):
-    """A Python float known only at run time: an argument (a graph input) or + - * of such floats.
-    `value` is the traced call's, an example for the op registry: under NEP 50 a Python float's
-    value never changes the dtype of array work, and elementwise work never its shape."""
+    """A float known only at run time, a Python float or a NumPy floating scalar (what a reduction
+    before a graph break hands to the resume function): an argument (a graph input) or + - * of
+    such floats. `value` is the traced call's, an example for the op registry: under NEP 50 a
+    float's value never changes the dtype of array work (a NumPy scalar's type decides it, a Python
+    float is weak), and elementwise work never its shape."""
 
-    def __init__(self, output: "OutputGraph", value: float, node: Any = None, **kwargs: Any) -> None:
+    def __init__(self, output: "OutputGraph", value: Any, node: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.output = output
         self.value = value
         self.node = node
 
+    @property
+    def meta(self) -> Any:
+        """What the op registry and the graph see: a Python float as itself, a NumPy scalar as
+        the scalar meta that NumPy scalars computed in graphs have."""
+        if type(self.value) is float:
+            return self.value
+        return TensorMeta((), self.value.dtype, scalar=True)
+
     def python_type(self) -> type:
-        return float
+        return type(self.value)
 
     def is_python_constant(self) -> bool:
         return True  # code that needs the value may have it: as_python_constant() specializes
@@ -296,11 +309,13 @@ class UnspecializedFloatVariable(VariableTracker):
             return [(self.source, self.value)]
         found: list[tuple[Any, float]] = []
         for node in self.node.all_input_nodes if self.node is not None else ():
+            if "runtime_float" not in node.meta:
+                continue
             source = next((s for s, i in self.output.inputs.items() if i.variable.node is node), None)
-            if source is not None and isinstance(node.meta.get("val"), float):
-                found.append((source, node.meta["val"]))
-            elif isinstance(node.meta.get("val"), float):  # computed from other runtime floats
-                found.extend(UnspecializedFloatVariable(self.output, node.meta["val"], node)._arguments())
+            if source is not None:
+                found.append((source, node.meta["runtime_float"]))
+            else:  # computed from other run-time floats
+                found.extend(UnspecializedFloatVariable(self.output, node.meta["runtime_float"], node)._arguments())
         return found
 
     def describe(self) -> str:
@@ -326,16 +341,19 @@ class UnspecializedFloatVariable(VariableTracker):
         if fn not in _FLOAT_ARITHMETIC or not all(_is_float_operand(a) for a in args):
             return None
         examples = [a.value if isinstance(a, UnspecializedFloatVariable) else a.as_python_constant() for a in args]
-        result = fn(*examples)
-        if type(result) is not float:
+        with np.errstate(all="ignore"):  # an example: what warns at run time warns there
+            result = fn(*examples)
+        if not (type(result) is float or isinstance(result, np.floating)):
             return None
         node = self.output.create_node("call_function", fn, tuple(
             a.as_graph_argument() if isinstance(a, UnspecializedFloatVariable) else e
-            for a, e in zip(args, examples)), {}, result)
-        return UnspecializedFloatVariable(self.output, result, node)
+            for a, e in zip(args, examples)), {}, None)
+        variable = UnspecializedFloatVariable(self.output, result, node)
+        node.meta.update(val=variable.meta, runtime_float=result)
+        return variable
 
     def as_meta_argument(self) -> Any:
-        return self.value
+        return self.meta
 
     def as_graph_argument(self) -> Any:
         if self.node is None:
@@ -353,7 +371,8 @@ class UnspecializedFloatVariable(VariableTracker):
 def _is_float_operand(value: VariableTracker) -> bool:
     if isinstance(value, UnspecializedFloatVariable):
         return True
-    return isinstance(value, ConstantVariable) and type(value.value) in (float, int, bool)
+    return isinstance(value, ConstantVariable) and (type(value.value) in (float, int, bool)
+                                                    or isinstance(value.value, np.floating))
 
 
 def specializes(value: VariableTracker) -> bool:

@@ -137,3 +137,32 @@ def test_explain_lists_the_run_time_float():
     assert frames(compiled)[-1].dynamic == ["L['dt'] is a run-time float: any value hits this graph (traced with 0.2)"]
     report = str(dynamo.explain(step, dynamic=True)(u, 0.3))
     assert "L['dt'] is a run-time float" in report
+
+
+def describe(a):
+    m, s = a.mean(), a.std()
+    q = np.percentile(a, [25, 50, 75]).tolist()  # a graph break: m and s (NumPy scalars) live across it
+    return (a - m) / s, m * 2.0 - s, q
+
+
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
+def test_numpy_scalars_handed_to_a_resume_function_compile_it_twice(backend):
+    rng = np.random.default_rng(5)
+    compiled = dynamo.compile(describe, backend=backend)
+    for _ in range(6):
+        a = rng.gamma(2.0, 2.0, size=500)
+        got, want = compiled(a), describe(a)
+        assert same_value(got[0], want[0]) and same_value(got[1], want[1]) and got[2] == want[2]
+    resumes = [code for code, _ in compiled._dynamo_callback.compiled_frames if "resume" in code.co_qualname]
+    assert len(resumes) == 2  # a constant, then any value (was: one per call, up to the cache limit)
+
+
+def test_numpy_scalar_arguments_keep_their_strong_dtype():
+    def f(x, s):
+        return x * s + s * 2.0
+
+    x = np.arange(5, dtype=np.float32)
+    compiled = dynamo.compile(f)
+    for s in [np.float64(1.5), np.float64(2.5), np.float64(-0.0), np.float32(2.0), np.float32(3.0), np.float16(1.0)]:
+        got, want = compiled(x, s), f(x, s)
+        assert same_value(got, want) and got.dtype == want.dtype, (s, got.dtype, want.dtype)
