@@ -46,6 +46,9 @@ class NumpyModuleVariable(VariableTracker):
         return f"the module {self.module.__name__}"
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        from .objects import module_getattr_hook
+
+        module_getattr_hook(self.module, name)
         try:
             value = getattr(self.module, name)
         except AttributeError:

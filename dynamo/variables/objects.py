@@ -50,6 +50,19 @@ class InstanceHas:
         return f"{self.name!r} in vars({source_name})"
 
 
+def module_getattr_hook(module: types.ModuleType, name: str) -> None:
+    """Give up on an attribute that only the module's own __getattr__ (PEP 562) provides: that
+    hook is arbitrary code, which may warn (np.lib.math, np.chararray), import, or compute a
+    fresh value on every access; reading it while tracing would run it once at compile time and
+    never again on later calls."""
+    if name in vars(module) or hasattr(type(module), name):
+        return
+    if callable(vars(module).get("__getattr__")):
+        unsupported(Category.UNSUPPORTED_ATTRIBUTE,
+                    f"{module.__name__}.{name} comes from the module's __getattr__, which runs code on each access",
+                    "read it once outside the compiled function")
+
+
 class PythonModuleVariable(VariableTracker):
     def __init__(self, module: types.ModuleType, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -62,9 +75,11 @@ class PythonModuleVariable(VariableTracker):
         return f"the module {self.module.__name__}"
 
     def has_attribute(self, tx: "Tx", name: str) -> bool:
+        module_getattr_hook(self.module, name)
         return hasattr(self.module, name)
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        module_getattr_hook(self.module, name)
         if not hasattr(self.module, name):
             unsupported(Category.EXCEPTION, f"module {self.module.__name__!r} has no attribute {name!r}")
         return _wrap(tx, getattr(self.module, name), AttrSource(self.source, name) if self.source else None)

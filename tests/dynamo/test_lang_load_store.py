@@ -394,3 +394,42 @@ def test_deleting_an_unbound_local_raises_like_python():
 
     check(f, (A, False))
     check(f, (A, True), graph=False)
+
+
+# ---- module __getattr__ (PEP 562): code that runs on every access -------------------------------------
+import types  # noqa: E402
+import warnings  # noqa: E402
+
+LAZY = types.ModuleType("lazy_for_test")
+LAZY.calls = []
+LAZY.__getattr__ = lambda name: LAZY.calls.append(name) or len(LAZY.calls)
+
+
+def test_module_getattr_hook_runs_on_every_call():
+    # the hook's value was read once while tracing and baked into the graph: later calls got the
+    # first call's value and the hook never ran again
+    def f(x):
+        return x * LAZY.lazy
+
+    compiled = dynamo.compile(f, backend="eager")
+    LAZY.calls.clear()
+    expected = [f(A) for _ in range(3)]
+    plain_calls = list(LAZY.calls)
+    LAZY.calls.clear()
+    for want in expected:
+        np.testing.assert_array_equal(compiled(A), want)
+    assert LAZY.calls == plain_calls
+
+
+def test_module_getattr_deprecation_warns_on_every_call():
+    # NumPy's test_deprecations: `np.lib.math` warns from numpy.lib's __getattr__; compiled, it
+    # warned once at trace time (from dynamo's own file) and not on later calls
+    def f():
+        return np.lib.math
+
+    compiled = dynamo.compile(f, backend="eager")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            assert compiled() is math
+    assert [w.filename for w in caught] == [__file__] * 3
