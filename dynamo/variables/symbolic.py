@@ -67,7 +67,33 @@ _COMPARISONS: dict[Any, str] = {  # the sympy relation each builds (by name: sym
 }
 
 
-class SymbolicIntVariable(VariableTracker):
+class RuntimeValueVariable(VariableTracker):
+    """A Python value the trace knows only as computed at run time (a symbolic int, a run-time
+    float): wherever code needs the value itself (an attribute, a method, folding), `specialize`
+    fixes it with a guard that says why."""
+
+    def specialize(self, why: str) -> Any:
+        raise NotImplementedError
+
+    def is_python_constant(self) -> bool:
+        # any code that needs the value may have it: as_python_constant() specializes
+        return True
+
+    def as_python_constant(self) -> Any:
+        return self.specialize(_AS_PYTHON_VALUE)
+
+    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        # n.bit_length(), x.real: what a plain number does, on its value
+        return ConstantVariable(self.specialize(f"its attribute {name} is read")).var_getattr(tx, name)
+
+    def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        return ConstantVariable(self.specialize(f"its method {name} is called")).call_method(tx, name, args, kwargs)
+
+    def has_attribute(self, tx: "Tx", name: str) -> bool:
+        return hasattr(self.python_type(), name)
+
+
+class SymbolicIntVariable(RuntimeValueVariable):
     """A Python int whose value is the sympy expression `expr` of the trace's size symbols."""
 
     def __init__(self, output: "OutputGraph", expr: sympy.Expr, node: Any = None, **kwargs: Any) -> None:
@@ -95,13 +121,6 @@ class SymbolicIntVariable(VariableTracker):
     def python_type(self) -> type:
         return int
 
-    def is_python_constant(self) -> bool:
-        # any code that needs the value may have it: as_python_constant() specializes
-        return True
-
-    def as_python_constant(self) -> Any:
-        return self.specialize(_AS_PYTHON_VALUE)
-
     def specialize(self, why: str) -> int:
         """The traced value, every symbol in it fixed by a guard that notes `why` and the line."""
         return int(self.output.shape_env.specialize(self.expr, why))
@@ -110,16 +129,6 @@ class SymbolicIntVariable(VariableTracker):
         origins = ", ".join(f"{s} = {self.output.shape_env.symbols[s].origin}"
                             for s in sorted(self.expr.free_symbols, key=str) if s in self.output.shape_env.symbols)
         return f"the size {self.expr} ({origins})"
-
-    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
-        # n.bit_length(), n.real: what a plain int does, on its value
-        return ConstantVariable(self.specialize(f"its attribute {name} is read")).var_getattr(tx, name)
-
-    def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
-        return ConstantVariable(self.specialize(f"its method {name} is called")).call_method(tx, name, args, kwargs)
-
-    def has_attribute(self, tx: "Tx", name: str) -> bool:
-        return hasattr(int, name)
 
     def truth_value(self, tx: "Tx") -> bool:
         return not self.output.shape_env.decide_relation(sympy.Eq(self.expr, 0))
@@ -207,7 +216,7 @@ def not_the_same_object(a: VariableTracker, b: VariableTracker) -> bool:
 
 def holds_symbolic(value: VariableTracker) -> bool:
     """A symbolic int in the value, or in the items of a tuple, list or slice made while tracing."""
-    if isinstance(value, (SymbolicIntVariable, UnspecializedFloatVariable)):
+    if isinstance(value, RuntimeValueVariable):
         return True
     parts = getattr(value, "items", None)
     if not isinstance(parts, list):
@@ -236,7 +245,7 @@ _EXTREMUM_WIDTH = 4  # the most arguments a symbolic Min/Max gets (min(n, 4), ma
 
 def concrete(value: VariableTracker, why: str) -> VariableTracker:
     """`value`, specialized with the reason `why` if it is a symbolic int or run-time float."""
-    if isinstance(value, (SymbolicIntVariable, UnspecializedFloatVariable)):
+    if isinstance(value, RuntimeValueVariable):
         return ConstantVariable(value.specialize(why))
     return value
 
@@ -246,7 +255,7 @@ def concrete_deep(value: VariableTracker, why: str) -> VariableTracker:
     specialized with the reason `why`."""
     from .sequences import BaseSequenceVariable, SliceVariable
 
-    if isinstance(value, (SymbolicIntVariable, UnspecializedFloatVariable)):
+    if isinstance(value, RuntimeValueVariable):
         return ConstantVariable(value.specialize(why))
     if not holds_symbolic(value) or value.source is not None:
         return value
@@ -262,7 +271,7 @@ def concrete_deep(value: VariableTracker, why: str) -> VariableTracker:
 _FLOAT_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.neg, operator.pos, operator.abs, builtins.abs}
 
 
-class UnspecializedFloatVariable(VariableTracker):
+class UnspecializedFloatVariable(RuntimeValueVariable):
     """A float known only at run time, a Python float or a NumPy floating scalar (what a reduction
     before a graph break hands to the resume function): an argument (a graph input) or + - * of
     such floats. `value` is the traced call's, an example for the op registry: under NEP 50 a
@@ -285,12 +294,6 @@ class UnspecializedFloatVariable(VariableTracker):
 
     def python_type(self) -> type:
         return type(self.value)
-
-    def is_python_constant(self) -> bool:
-        return True  # code that needs the value may have it: as_python_constant() specializes
-
-    def as_python_constant(self) -> Any:
-        return self.specialize(_AS_PYTHON_VALUE)
 
     def specialize(self, why: str) -> float:
         """The traced value, guarded exactly on every argument it comes from; those arguments are
@@ -321,15 +324,6 @@ class UnspecializedFloatVariable(VariableTracker):
     def describe(self) -> str:
         origin = self.source.name() if self.source is not None else "computed from float arguments"
         return f"a float known at run time ({origin}; {self.value!r} in this call)"
-
-    def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
-        return ConstantVariable(self.specialize(f"its attribute {name} is read")).var_getattr(tx, name)
-
-    def call_method(self, tx: "Tx", name: str, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker:
-        return ConstantVariable(self.specialize(f"its method {name} is called")).call_method(tx, name, args, kwargs)
-
-    def has_attribute(self, tx: "Tx", name: str) -> bool:
-        return hasattr(float, name)
 
     def truth_value(self, tx: "Tx") -> bool:
         return bool(self.specialize("a branch tests it"))
@@ -373,11 +367,6 @@ def _is_float_operand(value: VariableTracker) -> bool:
         return True
     return isinstance(value, ConstantVariable) and (type(value.value) in (float, int, bool)
                                                     or isinstance(value.value, np.floating))
-
-
-def specializes(value: VariableTracker) -> bool:
-    """A value computed at trace time from run-time inputs (symbolic int, run-time float)."""
-    return isinstance(value, (SymbolicIntVariable, UnspecializedFloatVariable))
 
 
 def concrete_floats(value: VariableTracker, why: str) -> VariableTracker:
