@@ -38,6 +38,10 @@ def wrap_constant_result(value: Any) -> VariableTracker:
         return ConstDictVariable({k: wrap_constant_result(v) for k, v in value.items()})
     if is_constant_value(value) or isinstance(value, (np.generic,)):
         return ConstantVariable(value)
+    if isinstance(value, type):  # tuple(remove_types): a class is itself, however it was reached
+        from .objects import class_variable
+
+        return class_variable(None, value, None)
     unsupported(Category.UNSUPPORTED_VALUE, f"a {type(value).__name__} computed while tracing")
 
 

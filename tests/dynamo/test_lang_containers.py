@@ -534,3 +534,24 @@ def test_equal_ints_read_from_two_places_are_two_values():
     compiled, _ = compile_with_counter(_adjacency)
     for edges in ([(3, 4), (4, 5)], [(1, 2), (2, 3), (3, 4)], [(1, 2), (2, 3), (2, 4)], [(5, 2), (2, 5), (5, 5)]):
         assert compiled(edges) == _adjacency(edges)
+
+
+class _Skipped:
+    pass
+
+
+def test_a_tuple_of_classes_built_while_tracing_stays_in_the_trace():
+    # scikit-learn's `remove_types = tuple(remove_types)` then isinstance(a, remove_types): the
+    # folded tuple held classes, "a type computed while tracing", a graph break every call
+    from support import graph_breaks
+
+    def f(items, x, remove_types=(str, list, _Skipped, np.ndarray)):
+        remove_types = tuple(remove_types)
+        kept = [a for a in items if not isinstance(a, remove_types)]
+        return x * len(kept), kept, remove_types, remove_types[2] is _Skipped
+
+    items = [1, "a", [2], _Skipped(), np.ones(1), 2.5]
+    compiled = dynamo.compile(f, backend="eager")
+    assert same_value(compiled(items, A), f(items, A))
+    assert same_value(compiled(items, A, [int, list, _Skipped]), f(items, A, [int, list, _Skipped]))
+    assert not graph_breaks(compiled)
