@@ -490,6 +490,15 @@ def _make_function(cg: PyCodegen, tx: "InstructionTranslator", fn: NestedFunctio
     cg.append(*compat.make_function_with(fn.code, bool(fn.defaults), bool(fn.kwdefaults), bool(fn.closure)))
 
 
+def _rebuilt_not_same(value: VariableTracker) -> bool:
+    """A constant with no source of a mutable kind (a structured dtype's names can be set):
+    reconstructing it gives an object equal to, but not the same as, the program's."""
+    from .variables.constant import ConstantVariable
+
+    return (isinstance(value, ConstantVariable) and value.source is None
+            and not isinstance(value.value, (type(None), bool, int, float, complex, str, bytes, tuple, frozenset)))
+
+
 def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind: BreakKind,
                   stack: list[VariableTracker]) -> None:
     takes, leaves = (inst.arg if isinstance(inst.arg, int) else 0, 0) if kind is BreakKind.TERMINAL \
@@ -499,6 +508,11 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
         raise CannotBreak("a NULL among the operands of an instruction run in Python")
     if operands and operands[0] is _PAIR_REST:
         raise CannotBreak("the instruction takes half of a method load")
+    if inst.name in ("STORE_ATTR", "DELETE_ATTR") and _rebuilt_not_same(operands[-1]):
+        # `a.dtype.names = [...]`: the dtype the trace folded is rebuilt as a constant, another
+        # object than the program's own, so the store would change nothing the program sees
+        raise CannotBreak(f"the object whose attribute is set is {operands[-1].describe()}, which the trace "
+                          "knows by value only: rebuilt, it is not the program's own object")
     for value in operands:
         if value is not _PAIR_REST:
             reconstruct(cg, tx, value)

@@ -279,3 +279,22 @@ def test_identity_of_a_numpy_scalar_result_is_decided_at_run_time():
     compiled, _ = compile_with_counter(f)
     for a in (np.array([True, False]), np.array([False, True])):
         assert compiled(a) == f(a)
+
+
+def test_setting_names_of_a_dtype_the_trace_folded():
+    # NumPy's test_regression test_for_equal_names: `a.dtype.names = b` broke the graph and ran the
+    # store on the folded dtype rebuilt as a constant, another object than a's dtype, so the
+    # rename was lost; the frame now runs as written
+    def rename():
+        dt = np.dtype([("foo", float), ("bar", float)])
+        a = np.zeros(3, dt)
+        names = list(a.dtype.names)
+        names[0] = "notfoo"
+        a.dtype.names = names
+        return a.dtype.names, dt.names
+
+    compiled, _ = compile_with_counter(rename)
+    expected = rename()
+    assert expected == (("notfoo", "bar"), ("notfoo", "bar"))
+    assert compiled() == expected
+    assert compiled() == expected
