@@ -67,11 +67,33 @@ def iter_nodes(value: Any) -> Iterator[Node]:
 
 
 class _LinkedListEnd:
-    """The sentinel closing a graph's circular node list; `prev`/`next` report it as None."""
+    """The sentinel closing a graph's circular node list; `prev`/`next` report it as None.
+
+    Its links to itself (an empty list) are stored as None: a sentinel pointing at itself is a
+    reference cycle, so every empty graph dropped (a frame that captured no operation) left
+    garbage for the cycle collector, which numpy.testing.assert_no_gc_cycles reports."""
+
+    __slots__ = ("_prev_link", "_next_link")
 
     def __init__(self) -> None:
-        self._prev: Node | _LinkedListEnd = self
-        self._next: Node | _LinkedListEnd = self
+        self._prev_link: Node | None = None
+        self._next_link: Node | None = None
+
+    @property
+    def _prev(self) -> Node | _LinkedListEnd:
+        return self if self._prev_link is None else self._prev_link
+
+    @_prev.setter
+    def _prev(self, node: Node | _LinkedListEnd) -> None:
+        self._prev_link = None if node is self else node  # type: ignore[assignment]
+
+    @property
+    def _next(self) -> Node | _LinkedListEnd:
+        return self if self._next_link is None else self._next_link
+
+    @_next.setter
+    def _next(self, node: Node | _LinkedListEnd) -> None:
+        self._next_link = None if node is self else node  # type: ignore[assignment]
 
 
 class Node:

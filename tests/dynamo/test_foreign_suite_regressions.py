@@ -298,3 +298,18 @@ def test_setting_names_of_a_dtype_the_trace_folded():
     assert expected == (("notfoo", "bar"), ("notfoo", "bar"))
     assert compiled() == expected
     assert compiled() == expected
+
+
+def test_compiling_a_frame_without_operations_leaves_no_reference_cycles():
+    # numpy.testing's TestAssertNoGcCycles: the empty graph of a frame that captured nothing was
+    # dropped with its list sentinel pointing at itself, garbage only the cycle collector frees
+    from numpy.testing import assert_no_gc_cycles
+
+    def no_cycle():
+        b = []
+        b.append([])
+        return b
+
+    compiled, _ = compile_with_counter(no_cycle)
+    with assert_no_gc_cycles():
+        assert compiled() == no_cycle()
