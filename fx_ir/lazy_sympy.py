@@ -12,6 +12,8 @@ class _Sympy:
 
     def __getattr__(self, name: str) -> Any:
         module = importlib.import_module("sympy")
+        # from now on attributes are found in this object's own dict, as fast as the module's
+        vars(self).update(vars(module))
         return getattr(module, name)
 
     def __repr__(self) -> str:

@@ -169,10 +169,14 @@ def _fresh(error: BaseException) -> BaseException:
     try:
         fresh = type(error).__new__(type(error), *error.args)
         fresh.__dict__.update(vars(error))
+        for cls in type(error).__mro__:  # attributes in __slots__ (NumPy's AxisError keeps its axis there)
+            for slot in getattr(cls, "__slots__", ()):
+                if hasattr(error, slot):
+                    setattr(fresh, slot, getattr(error, slot))
+        same = type(fresh) is type(error) and str(fresh) == str(error)
     except Exception:
-        error.__context__ = error.__cause__ = None
-        return error.with_traceback(None)
-    if type(fresh) is not type(error) or str(fresh) != str(error):
+        same = False
+    if not same:
         error.__context__ = error.__cause__ = None
         return error.with_traceback(None)
     return fresh

@@ -169,3 +169,16 @@ def test_dtype_queries_and_views() -> None:
         check(Method("view"), a, np.dtype(f"i{dtype.itemsize}") if dtype.itemsize in (1, 2, 4, 8) else dtype)
     with pytest.raises(UnsupportedArguments):
         infer_meta("view", TensorMeta((2, 4), np.float64), np.float32)   # itemsize change: layout
+
+
+def test_a_memoized_numpy_error_is_replayed_as_a_new_equal_instance():
+    """The probe memo raises a fresh copy of NumPy's error each time (so no traceback keeps frames
+    alive); NumPy's AxisError keeps its fields in __slots__, which the copy must carry too."""
+    from dynamo.fx_ir.ops.promotion import _fresh
+
+    for error in (np.exceptions.AxisError(1, 1, "destination"), ValueError("plain"),
+                  np.exceptions.AxisError("a message only")):
+        copy = _fresh(error)
+        assert type(copy) is type(error) and str(copy) == str(error) and copy.args == error.args
+        assert copy is not error
+        assert getattr(copy, "axis", None) == getattr(error, "axis", None)
