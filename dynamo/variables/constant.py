@@ -140,6 +140,10 @@ def _is_canonical(value: Any) -> bool:
         return len(value) == 0 or (len(value) == 1 and ord(value) < 256)
     if kind is bytes:
         return len(value) <= 1
+    if isinstance(value, np.dtype):
+        # builtin dtypes are singletons; others (structured, 'U5', '>f8') are made per call, and
+        # a structured one can be renamed in place: the program's own object must be the one used
+        return value.isbuiltin == 1
     return kind not in _VALUES_WITH_IDENTITY and not isinstance(value, np.generic)
 
 

@@ -192,6 +192,10 @@ class NumpyOps:
         op = registry.lookup_attribute(name)
         meta = self._infer(op, [array.as_meta_argument()], {}, f"ndarray.{name}")
         if op.kind is registry.OpKind.METADATA:  # a.shape, a.dtype: Python values, no node
+            if _is_structured_dtype(meta):
+                unsupported(Category.UNSUPPORTED_ATTRIBUTE,
+                            f"the structured dtype of {array.describe()} is read in Python",
+                            _STRUCTURED_WHY)
             return self.output.size_value(meta)
         # recorded as getattr(a, "T"): the registry's infer takes only the array
         node = self.output.create_node("call_function", getattr, (array.as_graph_argument(), name), {}, meta)
@@ -258,6 +262,10 @@ class NumpyOps:
                     return folded
             if op.kind is registry.OpKind.METADATA:  # np.shape(a), np.ndim(a): no node needed
                 return self.output.size_value(result_meta)
+        for value in [*args, *kwargs.values()]:
+            if isinstance(value, ConstantVariable) and _is_structured_dtype(value.value):
+                unsupported(Category.UNSUPPORTED_VALUE, f"{label} is given the structured dtype {value.value}",
+                            _STRUCTURED_WHY)
         effects = op.effects(*meta_args, **meta_kwargs)
         for ref in effects.mutates:  # before the node exists: this may give up
             self.memory.written(array_bases([_argument(args, kwargs, ref)]))
@@ -532,6 +540,16 @@ def _check_representable(meta: Any, label: str) -> None:
                             "the original code runs, so NumPy raises this error itself")
 
 
+# A structured dtype is the one mutable dtype (`dt.names = [...]` renames its fields in place), so
+# its identity matters: the program's own object, or a new one per call, never one kept from the
+# trace and shared by every later call (a graph constant, a.dtype read from the meta).
+_STRUCTURED_WHY = "a structured dtype can be renamed in place (dtype.names = ...), so the trace keeps no copy of it"
+
+
+def _is_structured_dtype(value: Any) -> bool:
+    return isinstance(value, np.dtype) and value.names is not None
+
+
 def _fold(fn: Any, args: list[VariableTracker], kwargs: dict[str, VariableTracker]) -> VariableTracker | None:
     """Call a pure NumPy function of constants now; None (record it instead) if it warns or raises,
     so that the warning or error happens when the program runs, as in NumPy."""
@@ -548,6 +566,8 @@ def _fold(fn: Any, args: list[VariableTracker], kwargs: dict[str, VariableTracke
             return tracker
     if isinstance(result, _VALUE_OBJECTS):
         return ConstantVariable(result)
+    if _is_structured_dtype(result):  # a new object on every call in NumPy, and a mutable one
+        return None
     if isinstance(result, np.ndarray):
         return None
     try:

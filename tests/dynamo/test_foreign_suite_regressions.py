@@ -313,3 +313,41 @@ def test_compiling_a_frame_without_operations_leaves_no_reference_cycles():
     compiled, _ = compile_with_counter(no_cycle)
     with assert_no_gc_cycles():
         assert compiled() == no_cycle()
+
+
+# A structured dtype is mutable (`dt.names = [...]`): the program's own object or a new one per
+# call, never one object the trace kept and handed to every later call.
+def _record_dtype():
+    return np.dtype([("foo", float), ("bar", float)])
+
+
+def test_structured_dtype_made_in_the_function_is_new_on_every_call():
+    def make():
+        return np.zeros(3, np.dtype([("foo", float), ("bar", float)]))
+
+    def rename_then_make(make):
+        first = make()
+        first.dtype.names = ["p", "q"]
+        return first.dtype.names, make().dtype.names
+
+    compiled, _ = compile_with_counter(make)
+    expected = rename_then_make(make)
+    assert expected == (("p", "q"), ("foo", "bar"))
+    assert rename_then_make(compiled) == expected
+    assert rename_then_make(compiled) == expected
+
+
+def test_structured_dtype_argument_is_the_callers_object():
+    def make(dt):
+        return np.zeros(3, dt)
+
+    def view_dtype(a):
+        return a[1:].dtype
+
+    compiled_make, _ = compile_with_counter(make)
+    compiled_view, _ = compile_with_counter(view_dtype)
+    for _ in range(3):  # later calls pass equal dtypes that are other objects
+        dt = _record_dtype()
+        a = compiled_make(dt)
+        assert a.dtype is dt
+        assert compiled_view(a) is dt
