@@ -19,8 +19,9 @@ _NO_FALLTHROUGH = frozenset({
 _READS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"}
 _WRITES = {"STORE_FAST"}
 # Callables that read their caller's locals by name (eval("x + 1"), locals(), a frame's f_locals):
-# in a code that names one of them, every call may read every local.
-_FRAME_READERS = frozenset({"eval", "exec", "locals", "vars", "dir", "f_locals", "breakpoint"})
+# in a code that names one of them, every call may read every local. numpy.bmat("A,B;C,D") looks
+# the names up in its caller's frame (sys._getframe().f_back.f_locals).
+_FRAME_READERS = frozenset({"eval", "exec", "locals", "vars", "dir", "f_locals", "breakpoint", "bmat"})
 _CALLS = frozenset({"CALL", "CALL_KW", "CALL_FUNCTION_EX", "PRECALL"})
 
 

@@ -351,3 +351,18 @@ def test_structured_dtype_argument_is_the_callers_object():
         a = compiled_make(dt)
         assert a.dtype is dt
         assert compiled_view(a) is dt
+
+
+def test_bmat_of_a_string_finds_the_callers_locals():
+    # numpy.matrixlib's test_bmat_nondefault_str: bmat("A,A;A,A") reads A from its caller's frame;
+    # A is not used after the call, so the graph break before it had not stored A back (NameError)
+    def f():
+        A = np.array([[1, 2], [3, 4]])
+        return np.bmat("A,A;A,A")
+
+    compiled, _ = compile_with_counter(f)
+    expected = f()
+    for _ in range(2):
+        result = compiled()
+        assert type(result) is type(expected)
+        np.testing.assert_array_equal(result, expected)
