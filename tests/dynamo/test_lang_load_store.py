@@ -421,11 +421,23 @@ def test_module_getattr_hook_runs_on_every_call():
     assert LAZY.calls == plain_calls
 
 
+def _deprecated_attribute(name):
+    # what numpy.lib's __getattr__ does for np.lib.math (removed in later NumPy versions)
+    if name == "math":
+        warnings.warn("lazy_deprecating.math is deprecated", DeprecationWarning, stacklevel=2)
+        return math
+    raise AttributeError(name)
+
+
+DEPRECATING = types.ModuleType("lazy_deprecating")
+DEPRECATING.__getattr__ = _deprecated_attribute
+
+
 def test_module_getattr_deprecation_warns_on_every_call():
     # NumPy's test_deprecations: `np.lib.math` warns from numpy.lib's __getattr__; compiled, it
     # warned once at trace time (from dynamo's own file) and not on later calls
     def f():
-        return np.lib.math
+        return DEPRECATING.math
 
     compiled = dynamo.compile(f, backend="eager")
     with warnings.catch_warnings(record=True) as caught:
