@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from bytecode import Bytecode, CellVar, FreeVar, Instr
 
+from . import assembler
 from . import bytecode_compat as compat
 from .bytecode_analysis import bytecode_of
 from .logs import get_artifact_logger
@@ -232,7 +233,7 @@ def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCod
                       "flags", "argcount", "posonlyargcount", "kwonlyargcount"):
         if hasattr(original, attribute):
             setattr(transformed, attribute, getattr(original, attribute))
-    return compat.flatten_signature(transformed.to_code())
+    return compat.flatten_signature(assembler.to_code(transformed))
 
 
 def graph_call(code: types.CodeType, compiled: "CompiledGraph", lineno: int) -> list[Instr]:

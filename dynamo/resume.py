@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from bytecode import Bytecode, CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
 
+from . import assembler
 from . import bytecode_compat as compat
 from .bytecode_analysis import analyze, assembled_from, bytecode_of, derived_from
 
@@ -148,7 +149,7 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     if not free:
         resumed.flags &= ~inspect.CO_NESTED
     # the body is the original's, at the same depths; the prologue pushes what the original had
-    result = resumed.to_code(stacksize=original.co_stacksize + 1, compute_exception_stack_depths=False)
+    result = assembler.to_code(resumed, stacksize=original.co_stacksize + 1, compute_exception_stack_depths=False)
     assembled_from(result, resumed)
     _cache[key] = result
     # the new prologue replaces the original's and adds the stack loads and the jump
@@ -398,7 +399,7 @@ def _make_region(code: types.CodeType, entry: int) -> PythonRegion | None:
     transformed.clear()
     transformed.extend(items + tail)
     stacksize = max(code.co_stacksize, 6 + len(live) + len(closure_names(code)))
-    region = transformed.to_code(stacksize=stacksize, compute_exception_stack_depths=False)
+    region = assembler.to_code(transformed, stacksize=stacksize, compute_exception_stack_depths=False)
     return PythonRegion(compat.flatten_signature(region), line_at(facts, entry, code.co_firstlineno), lineno, code,
                         facts.in_loop(entry))
 

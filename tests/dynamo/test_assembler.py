@@ -1,0 +1,65 @@
+"""dynamo.assembler assembles the code objects the bytecode package does, byte for byte."""
+from __future__ import annotations
+
+import inspect
+import json
+import types
+
+import pytest
+from bytecode import Bytecode
+
+from dynamo import (
+    assembler,
+    bytecode_compat,  # noqa: F401  (replaces the package's const_key, as in use)
+)
+
+
+def _codes(module: types.ModuleType) -> list[types.CodeType]:
+    found: list[types.CodeType] = []
+    todo = [obj.__code__ for obj in vars(module).values() if inspect.isfunction(obj)]
+    todo += [f.__code__ for cls in vars(module).values() if inspect.isclass(cls)
+             for f in vars(cls).values() if inspect.isfunction(f)]
+    while todo:  # nested functions, comprehensions and generators too
+        code = todo.pop()
+        found.append(code)
+        todo += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return found
+
+
+def _fields(code: types.CodeType) -> tuple:
+    return tuple(getattr(code, name) for name in assembler._FIELDS if name != "co_consts")
+
+
+def _big(n: int) -> types.CodeType:
+    """Jumps over more than 255 code units: EXTENDED_ARG, resolved in more than one pass."""
+    body = "\n".join(f"            x = x + {i}" for i in range(n))
+    source = f"def f(x, y):\n    while x < y:\n        try:\n{body}\n        except ValueError as e:\n" \
+             "            return e\n    return [i for i in range(x) if i]\n"
+    namespace: dict = {}
+    exec(compile(source, "<big>", "exec"), namespace)  # noqa: S102 (a function too long to write out)
+    return namespace["f"].__code__
+
+
+@pytest.mark.parametrize("module", [json.decoder, json.encoder, inspect], ids=lambda m: m.__name__)
+def test_same_code_as_the_package(module: types.ModuleType) -> None:
+    codes = _codes(module) + [_big(10), _big(300)]
+    assert len(codes) > 10
+    for code in codes:
+        source = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
+        mine = assembler.to_code(source, stacksize=code.co_stacksize, compute_exception_stack_depths=False)
+        theirs = source.to_code(stacksize=code.co_stacksize, compute_exception_stack_depths=False)
+        assert _fields(mine) == _fields(theirs), code.co_qualname
+        assert mine.co_consts == theirs.co_consts
+        # the package's own depth computation first (stacksize None), then the assembly here
+        plain = Bytecode.from_code(code)
+        assert _fields(assembler.to_code(plain)) == _fields(plain.to_code()), code.co_qualname
+
+
+def test_check_mode_compares(monkeypatch: pytest.MonkeyPatch) -> None:
+    code = _big(3)
+    source = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
+    monkeypatch.setattr(assembler, "_CHECK", True)
+    assembler.to_code(source, stacksize=code.co_stacksize, compute_exception_stack_depths=False)
+    wrong = code.replace(co_code=bytes(len(code.co_code)))
+    with pytest.raises(AssertionError, match="co_code"):
+        assembler._compare(wrong, code)
