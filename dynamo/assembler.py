@@ -48,6 +48,16 @@ else:
     _CACHES = {op: dis._inline_cache_entries[op] for op in range(256)}  # type: ignore[attr-defined]
 
 
+# how each opcode's argument is encoded, in the order the package tests them (a Label first)
+_PLAIN, _CONST, _LOCAL, _NAME, _FREE, _COMPARE, _INTRINSIC = range(7)
+_KIND = {}
+for _op in range(256):
+    _KIND[_op] = (_CONST if _op in HAS_CONST else _LOCAL if _op in HAS_LOCAL else _NAME if _op in HAS_NAME
+                  else _FREE if _op in HAS_FREE else _COMPARE if _op in HAS_COMPARE
+                  else _INTRINSIC if _op in INTRINSIC else _PLAIN)
+_iterate = list.__iter__  # a Bytecode's own __iter__ type-checks every item; each is checked below
+
+
 class _Unhandled(Exception):
     """Something this module does not assemble as the package does: let the package do it."""
 
@@ -136,12 +146,12 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
     free_entries: list[int] = []
     location = _first_location(bytecode.first_lineno)
     if PY313:
-        for item in bytecode:
+        for item in _iterate(bytecode):
             if type(item) is Instr and item._opcode in DUAL_ARG_OPCODES:
                 for name in item._arg:
                     add_varname(name)
 
-    for item in bytecode:
+    for item in _iterate(bytecode):
         kind = type(item)
         if kind is not Instr:
             if kind is Label:
@@ -149,7 +159,7 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
             elif kind is TryBegin:
                 blocks[item] = [len(ops), 0, item.stack_depth, item.push_lasti]
             elif kind is TryEnd:
-                blocks[item.entry][1] = len(ops) - 1
+                blocks[item.entry][1] = len(ops)  # the block ends with the code unit before this entry
             else:
                 raise _Unhandled  # SetLineno, a subclass: the package's own way
             continue
@@ -159,12 +169,20 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
         arg = item._arg
         if opcode == CACHE_OPCODE or opcode > 255:  # explicit caches, pseudo instructions
             raise _Unhandled
+        category = _KIND[opcode]
         if type(arg) is Label or isinstance(arg, Label):
             jumps.append((len(ops), arg))
             c_arg = 0
-        elif opcode in HAS_CONST:
+        elif category is _PLAIN:
+            if arg is UNSET:
+                c_arg = UNSET
+            elif isinstance(arg, int):
+                c_arg = int(arg)
+            else:
+                raise _Unhandled
+        elif category is _CONST:
             c_arg = add_const(arg)
-        elif opcode in HAS_LOCAL:
+        elif category is _LOCAL:
             if opcode in DUAL_ARG_OPCODES:
                 first, second = add_varname(arg[0]), add_varname(arg[1])
                 if first > 15 or second > 15:
@@ -180,7 +198,7 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
                 c_arg = add_varname(arg)
             else:
                 raise _Unhandled
-        elif opcode in HAS_NAME:
+        elif category is _NAME:
             if opcode in BITFLAG_OPCODES:
                 if not (type(arg) is tuple and len(arg) == 2 and type(arg[1]) is str):
                     raise _Unhandled
@@ -191,7 +209,7 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
                 c_arg = add_name(arg)
             else:
                 raise _Unhandled
-        elif opcode in HAS_FREE:
+        elif category is _FREE:
             if isinstance(arg, CellVar):
                 cell_entries.append(len(ops))
                 c_arg = cellvars.index(arg.name)
@@ -200,7 +218,7 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
                 c_arg = freevars.index(arg.name)
             else:
                 raise _Unhandled
-        elif opcode in HAS_COMPARE:
+        elif category is _COMPARE:
             if not isinstance(arg, Compare):
                 raise _Unhandled
             if PY313:
@@ -209,24 +227,13 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
                 c_arg = arg._get_mask() + (arg.value << 4)
             else:
                 c_arg = arg.value
-        elif opcode in INTRINSIC:
+        else:
             if not isinstance(arg, (Intrinsic1Op, Intrinsic2Op)):
                 raise _Unhandled
             c_arg = arg.value
-        elif arg is UNSET:
-            c_arg = UNSET
-        elif isinstance(arg, int):
-            c_arg = int(arg)
-        else:
-            raise _Unhandled
         ops.append(opcode)
         args.append(c_arg)
         locs.append(location)
-        caches = _CACHES[opcode]
-        if caches:  # the package's CACHE entries carry the location of their instruction
-            ops.extend([CACHE_OPCODE] * caches)
-            args.extend([0] * caches)
-            locs.extend([location] * caches)
 
     # cells shared with locals take the local's slot (3.11+), free variables follow the cells
     if cell_entries or free_entries:
@@ -246,15 +253,16 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
             args[entry] += free_offset
 
     count = len(ops)
+    caches = [_CACHES[opcode] for opcode in ops]
     sizes = [_units(arg) for arg in args]
-    label_offsets, instruction_offsets = _offsets(sizes)
+    offsets = _offsets(sizes, caches)
     for _ in range(10):  # the package's compute_jumps passes: arguments grow, offsets move
         modified = False
         for entry, label in jumps:
             opcode = ops[entry]
-            target = label_offsets[labels[label]]
+            target = offsets[labels[label]]
             size = sizes[entry]
-            after = label_offsets[entry] + _CACHES[opcode] + size
+            after = offsets[entry] + caches[entry] + size
             if opcode in HAS_FORWARD_RELATIVE_JUMP:
                 target -= after
             elif opcode in HAS_BACKWARD_RELATIVE_JUMP:
@@ -268,32 +276,37 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
                 modified = True
         if not modified:
             break
-        label_offsets, instruction_offsets = _offsets(sizes)
+        offsets = _offsets(sizes, caches)
     else:
         raise _Unhandled  # the package raises its own error
 
     code = bytearray()
-    for opcode, arg, size in zip(ops, args, sizes):
+    for opcode, arg, size, cache in zip(ops, args, sizes, caches):
         if arg is UNSET:
             code += bytes((opcode, 0))
-            continue
-        for shift in range(8 * (size - 1), 0, -8):
-            code += bytes((_EXTENDED_ARG, (arg >> shift) & 0xFF))
-        code += bytes((opcode, arg & 0xFF))
+        else:
+            for shift in range(8 * (size - 1), 0, -8):
+                code += bytes((_EXTENDED_ARG, (arg >> shift) & 0xFF))
+            code += bytes((opcode, arg & 0xFF))
+        if cache:
+            code += bytes(2 * cache)  # CACHE 0
 
     table = bytearray()
     for block, (start, stop, depth, lasti) in blocks.items():
-        start_offset = instruction_offsets[start]
+        if start >= count or stop == 0:
+            raise _Unhandled  # an empty code's block: the package's error
+        # from the instruction proper (after its EXTENDED_ARGs) to the last code unit before `stop`
+        start_offset = offsets[start] + sizes[start] - 1
         table += _varint(start_offset, True)
-        table += _varint(instruction_offsets[stop] - start_offset + 1)
-        table += _varint(label_offsets[labels[block.target]])
+        table += _varint(offsets[stop] - start_offset)  # (last unit - start) + 1
+        table += _varint(offsets[labels[block.target]])
         table += _varint((depth << 1) + lasti)
 
     return types.CodeType(
         bytecode.argcount, bytecode.posonlyargcount, bytecode.kwonlyargcount, len(varnames), stacksize,
         int(bytecode.flags), bytes(code), tuple(consts), tuple(names), tuple(varnames), bytecode.filename,
         bytecode.name, bytecode.qualname, bytecode.first_lineno,
-        _locations(bytecode.first_lineno, locs, sizes, count), bytes(table), tuple(freevars), tuple(cellvars))
+        _locations(bytecode.first_lineno, locs, sizes, caches), bytes(table), tuple(freevars), tuple(cellvars))
 
 
 def _first_location(lineno: int) -> Any:
@@ -313,18 +326,15 @@ def _units(arg: Any) -> int:
     return size
 
 
-def _offsets(sizes: list[int]) -> tuple[list[int], list[int]]:
-    """Offset (in code units) of each entry's first unit, with one past the end; and of its
-    instruction proper (after its EXTENDED_ARGs), as exception table entries count them."""
-    labels = []
-    instructions = []
+def _offsets(sizes: list[int], caches: list[int]) -> list[int]:
+    """Offset (in code units) of each entry (its EXTENDED_ARGs, instruction and caches), and one
+    past the end."""
+    offsets = [0]
     offset = 0
-    for size in sizes:
-        labels.append(offset)
-        offset += size
-        instructions.append(offset - 1)
-    labels.append(offset)
-    return labels, instructions
+    for size, cache in zip(sizes, caches):
+        offset += size + cache
+        offsets.append(offset)
+    return offsets
 
 
 def _varint(value: int, begin: bool = False) -> bytes:
@@ -353,28 +363,35 @@ def _location_svarint(value: int) -> list[int]:
     return _location_varint(((-value) << 1) | 1) if value < 0 else _location_varint(value << 1)
 
 
-def _locations(first_lineno: int, locs: list, sizes: list[int], count: int) -> bytes:
-    """ConcreteBytecode._assemble_locations: runs of entries at one location, 8 units at most
-    per table entry. A location without a line is never merged with the next one."""
-    if not count:
+def _locations(first_lineno: int, locs: list, sizes: list[int], caches: list[int]) -> bytes:
+    """ConcreteBytecode._assemble_locations: runs of code units at one location, 8 units at most
+    per table entry. An instruction's caches are at its location; a location without a line is
+    never merged with the next code unit (each cache entry of it gets a table entry)."""
+    if not locs:
         return b""
     buf = bytearray()
     lineno = first_lineno
     old = locs[0]
     old_key = (old.lineno, old.end_lineno, old.col_offset, old.end_col_offset)
-    run = sizes[0]
-    for index in range(1, count):
-        location = locs[index]
+    run = 0
+    for location, size, cache in zip(locs, sizes, caches):
         if location is old:
             key = old_key
         else:
             key = (location.lineno, location.end_lineno, location.col_offset, location.end_col_offset)
-        if old_key[0] is not None and key == old_key:
-            run += sizes[index]
-            continue
-        lineno = _push(buf, run, lineno, old_key)
-        run = sizes[index]
+        if run and not (old_key[0] is not None and key == old_key):
+            lineno = _push(buf, run, lineno, old_key)
+            run = 0
         old, old_key = location, key
+        if key[0] is not None:
+            run += size + cache
+        else:  # nothing merges with a unit without a line
+            if run:
+                lineno = _push(buf, run, lineno, old_key)
+            run = size
+            for _ in range(cache):
+                lineno = _push(buf, run, lineno, old_key)
+                run = 1
     _push(buf, run, lineno, old_key)
     return bytes(buf)
 
