@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import _thread
 import functools
+import importlib
+import importlib.util
 import inspect
 import operator
 import sys
@@ -57,10 +59,25 @@ def module_getattr_hook(module: types.ModuleType, name: str) -> None:
     never again on later calls."""
     if name in vars(module) or hasattr(type(module), name):
         return
+    if _numpy_lazy_submodule(module, name):
+        # np.fft, np.random: NumPy's __getattr__ imports its own submodule on first use, which
+        # binds it in the package for good; importing it now gives every call the same module
+        importlib.import_module(f"{module.__name__}.{name}")
+        return
     if callable(vars(module).get("__getattr__")):
         unsupported(Category.UNSUPPORTED_ATTRIBUTE,
                     f"{module.__name__}.{name} comes from the module's __getattr__, which runs code on each access",
                     "read it once outside the compiled function")
+
+
+def _numpy_lazy_submodule(module: types.ModuleType, name: str) -> bool:
+    package = module.__name__
+    if not (package == "numpy" or package.startswith("numpy.")) or not hasattr(module, "__path__"):
+        return False
+    try:
+        return importlib.util.find_spec(f"{package}.{name}") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 class PythonModuleVariable(VariableTracker):

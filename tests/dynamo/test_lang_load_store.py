@@ -445,3 +445,24 @@ def test_module_getattr_deprecation_warns_on_every_call():
         for _ in range(3):
             assert compiled() is math
     assert [w.filename for w in caught] == [__file__] * 3
+
+
+_FIRST_USES = {  # each reads a submodule NumPy's __getattr__ imports on first use
+    "rec": lambda x: x * len(np.rec.__name__),
+    "char": lambda x: x * len(np.char.__name__),
+    "strings": lambda x: x * len(np.strings.__name__),
+    "polynomial": lambda x: x * len(np.polynomial.__name__),
+}
+
+
+def test_numpy_submodule_imported_on_first_use_is_no_graph_break():
+    # Breaking there (as for any module __getattr__) left a graph break in the cached code of
+    # every frame that was the first to use one; the submodule is imported while tracing instead
+    lazy = [name for name in _FIRST_USES if name not in vars(np)]
+    if not lazy:
+        pytest.skip("every lazily imported NumPy submodule is imported already")
+    compiled = dynamo.compile(_FIRST_USES[lazy[0]], backend="eager")
+    expected = A * len(f"numpy.{lazy[0]}")
+    np.testing.assert_array_equal(compiled(A), expected)
+    np.testing.assert_array_equal(compiled(A), expected)
+    assert not graph_breaks(compiled)
