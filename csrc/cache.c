@@ -230,19 +230,19 @@ static PyObject *entry_function(CacheEntry *entry, PyObject *globals, PyObject *
     return made;
 }
 
-PyObject *cache_entry_call(CacheEntry *entry, PyObject *const *args, Py_ssize_t nargs,
-                           PyObject *globals, PyObject *closure) {
+PyObject *cache_entry_call(CacheEntry *entry, PyObject **args, Py_ssize_t nargs,
+                           PyObject *globals, PyObject *closure, int move) {
     PyObject *fn = entry_function(entry, globals, closure);
     if (fn == NULL) {
         return NULL;
     }
     if (!entry->unhooked) {
-        PyObject *result = PyObject_Vectorcall(fn, args, nargs, NULL);
+        PyObject *result = eval_frame_call(fn, args, nargs, move);
         Py_DECREF(fn);
         return result;
     }
     PyObject *suspended = eval_frame_suspend();
-    PyObject *result = PyObject_Vectorcall(fn, args, nargs, NULL);
+    PyObject *result = eval_frame_call(fn, args, nargs, move);
     eval_frame_resume(suspended);
     Py_DECREF(fn);
     return result;

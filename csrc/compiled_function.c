@@ -141,8 +141,8 @@ static PyObject *compiled_function_vectorcall(CompiledFunction *self, PyObject *
     }
     if (entry != NULL && entry->unhooked) {
         /* code that starts no frame to compile: no need to turn the hook on around it */
-        PyObject *result = cache_entry_call(entry, bound, ((PyCodeObject *)func->func_code)->co_argcount,
-                                            func->func_globals, func->func_closure);
+        PyObject *result = cache_entry_call(entry, (PyObject **)bound, ((PyCodeObject *)func->func_code)->co_argcount,
+                                            func->func_globals, func->func_closure, 0);
         Py_DECREF(entry);
         return result;
     }
@@ -151,8 +151,8 @@ static PyObject *compiled_function_vectorcall(CompiledFunction *self, PyObject *
     if (entry != NULL) {
         /* the guards passed on these slots: the transformed code runs straight away, with the
          * hook on for the frames it starts (its own is marked skip) */
-        result = cache_entry_call(entry, bound, ((PyCodeObject *)func->func_code)->co_argcount,
-                                  func->func_globals, func->func_closure);
+        result = cache_entry_call(entry, (PyObject **)bound, ((PyCodeObject *)func->func_code)->co_argcount,
+                                  func->func_globals, func->func_closure, 0);
         Py_DECREF(entry);
     }
     else {

@@ -62,9 +62,10 @@ CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *
 CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, PyObject *transformed,
                          int unhooked);
 /* Calls the entry's transformed code with the argument slots (with the hook off for an
- * unhooked entry); new reference. */
-PyObject *cache_entry_call(CacheEntry *entry, PyObject *const *args, Py_ssize_t nargs,
-                           PyObject *globals, PyObject *closure);
+ * unhooked entry); new reference. move: the slots' references are handed over (see
+ * eval_frame_call) and the slots are emptied. */
+PyObject *cache_entry_call(CacheEntry *entry, PyObject **args, Py_ssize_t nargs,
+                           PyObject *globals, PyObject *closure, int move);
 
 /* ---- eval_frame.c: the PEP 523 hook and the per-thread callback ------------------------ */
 
@@ -85,6 +86,10 @@ void eval_frame_resume(PyObject *suspended);
 /* The next frame of `code` on this thread runs as it is, without a cache lookup (set right
  * before calling a function whose guards passed; NULL clears it). */
 void eval_frame_run_next_as_is(PyCodeObject *code);
+/* Calls fn with positional args. move: args are owned references that the call takes over:
+ * released (and set to NULL) as soon as the frame fn starts holds its own, so that the frame is
+ * their only holder while it runs; or when fn returns, if no such frame started. */
+PyObject *eval_frame_call(PyObject *fn, PyObject **args, Py_ssize_t nargs, int move);
 /* Runs the callback's answer for a frame or call: (guard, code) -> new entry; None -> NULL
  * without error; SKIP -> marks the code, NULL without error. */
 CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, PyObject *view);

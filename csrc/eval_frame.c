@@ -20,6 +20,17 @@ static Py_ssize_t threads_with_callback = 0;
  * compiled function's call checked the guards already (eval_frame_run_next_as_is). */
 static _Thread_local PyCodeObject *tls_checked_code DYNAMO_TLS_MODEL = NULL;
 static _PyFrameEvalFunction previous_eval_frame = NULL;
+
+/* Argument references a call hands over to the frame it starts (eval_frame_call): the caller
+ * owns them until that frame holds its own copies, and then lets go, so that while the callee
+ * runs its frame is the only holder, as in plain Python (a caller that kept them would keep a
+ * `del`eted object alive: weakref callbacks, __del__, ndarray.resize's reference check). */
+typedef struct {
+    PyObject **items; /* owned references; emptied (NULL) once released */
+    Py_ssize_t count;
+    PyCodeObject *code; /* the code whose frame takes them over */
+} MovedArgs;
+static _Thread_local MovedArgs *tls_moved DYNAMO_TLS_MODEL = NULL;
 PyObject *dynamo_skip_marker = NULL;
 PyObject *dynamo_cache_full_marker = NULL;
 
@@ -33,6 +44,50 @@ static PyObject *eval_default(PyThreadState *tstate, DynamoFrame *frame, int thr
 }
 
 PyObject *eval_frame_callback(void) { return tls_callback; }
+
+static void release_moved(MovedArgs *moved) {
+    Py_ssize_t count = moved->count;
+    moved->count = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_CLEAR(moved->items[i]);
+    }
+}
+
+/* At the start of a frame: the references handed over to it are released when this is the
+ * frame they were meant for (its argument slots hold the same objects, each with a reference
+ * of its own, so that no object can die here and no code runs). */
+static void take_over_moved(DynamoFrame *frame) {
+    MovedArgs *moved = tls_moved;
+    tls_moved = NULL; /* the first frame started after the call is the callee's, or none is */
+    if (compat_frame_code(frame) != moved->code || moved->count > code_argument_slots(moved->code)) {
+        return;
+    }
+    for (Py_ssize_t i = 0; i < moved->count; i++) {
+        if (frame->localsplus[i] != moved->items[i]) {
+            return;
+        }
+    }
+    release_moved(moved);
+}
+
+PyObject *eval_frame_call(PyObject *fn, PyObject **args, Py_ssize_t nargs, int move) {
+    if (!move || !PyFunction_Check(fn)) {
+        PyObject *result = PyObject_Vectorcall(fn, args, nargs, NULL);
+        if (move) {
+            MovedArgs moved = {args, nargs, NULL};
+            release_moved(&moved);
+        }
+        return result;
+    }
+    MovedArgs moved = {args, nargs, (PyCodeObject *)PyFunction_GET_CODE(fn)};
+    tls_moved = &moved;
+    PyObject *result = PyObject_Vectorcall(fn, args, nargs, NULL);
+    /* not taken over when no frame started (a generator function's call, an error binding
+     * the arguments, a hook installed over this one): released now */
+    tls_moved = NULL;
+    release_moved(&moved);
+    return result;
+}
 
 void eval_frame_run_next_as_is(PyCodeObject *code) { tls_checked_code = code; }
 
@@ -222,6 +277,9 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
 #define UNCOMPILABLE_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)
 
 static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, int throwflag) {
+    if (tls_moved != NULL) {
+        take_over_moved(frame);
+    }
     PyObject *callback = tls_callback;
     if (callback == NULL || throwflag || compat_thread_is_tracing(tstate) ||
         compat_frame_owned_by_generator(frame)) {
@@ -281,7 +339,9 @@ static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, in
         eval_frame_resume(suspended);
         return result;
     }
-    PyObject *result = cache_entry_call(entry, inputs.args, inputs.nargs, inputs.globals, inputs.closure);
+    /* the frame's argument references move to the transformed code's frame: this frame, which
+     * never runs, must not keep them alive meanwhile (its slots are emptied) */
+    PyObject *result = cache_entry_call(entry, frame->localsplus, inputs.nargs, inputs.globals, inputs.closure, 1);
     Py_DECREF(entry);
     compat_dispose_unstarted_frame(tstate, frame);
     return result;

@@ -68,7 +68,45 @@ static PyObject *py_clear_cache(PyObject *module, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
+/* call_moving(fn, values): fn(*values), where values is a list that the transformed code built
+ * from its stack (BUILD_LIST moves the stack's references into it). The list is emptied and its
+ * references are handed to fn's frame, which is then their only holder: CPython keeps a CALL's
+ * arguments on the caller's stack until the call returns, so that passing them directly kept
+ * every value alive for the whole resume function (a `del obj` there freed nothing). */
+static PyObject *py_call_moving(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyList_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "call_moving(fn, values) takes a callable and a list");
+        return NULL;
+    }
+    PyObject *values = args[1];
+    Py_ssize_t count = PyList_GET_SIZE(values);
+    PyObject *small[16];
+    PyObject **owned = count <= 16 ? small : PyMem_New(PyObject *, count);
+    if (owned == NULL) {
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        owned[i] = Py_NewRef(PyList_GET_ITEM(values, i));
+    }
+    PyObject *result = NULL;
+    if (PyList_SetSlice(values, 0, count, NULL) == 0) { /* owned keeps every item alive */
+        result = eval_frame_call(args[0], owned, count, 1);
+    }
+    else {
+        for (Py_ssize_t i = 0; i < count; i++) {
+            Py_DECREF(owned[i]);
+        }
+    }
+    if (owned != small) {
+        PyMem_Free(owned);
+    }
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
+    {"call_moving", (PyCFunction)(void (*)(void))py_call_moving, METH_FASTCALL,
+     "call_moving(fn, values: list) -> fn(*values), emptying values: fn's frame is the only holder of its "
+     "arguments while it runs"},
     {"set_eval_frame", py_set_eval_frame, METH_O,
      "set_eval_frame(callback or None) -> previous: this thread's compile callback"},
     {"get_eval_frame", py_get_eval_frame, METH_NOARGS, "this thread's compile callback, or None"},

@@ -26,8 +26,8 @@ from . import bytecode_compat as compat
 from .bytecode_analysis import analyze
 from .codegen import PyCodegen, output_local
 from .exc import Category, Unsupported, unsupported
-from .resume import (arrange_live, cells_not_resumable, hiding_handler, load_resume_function, passing_order,
-                     python_region, resume_code, starts_in_python)
+from .resume import (arrange_live, begin_resume_call, cells_not_resumable, end_resume_call, hiding_handler,
+                     passing_order, python_region, resume_code, starts_in_python)
 from .sources import LocalSource
 from .variables.base import NULL, BoundMethodVariable, VariableTracker
 from .variables.functions import CellVariable, NestedFunctionVariable, UserMethodVariable
@@ -180,6 +180,7 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     # iterators: as the replayed state has them, before the instruction runs in Python (a dict
     # iterator made after it would not know that the dict changed size under it)
     _load_early(cg, tx, passed_on, lambda v: isinstance(v, IteratorVariable))
+    _drop_stale_arguments(cg, tx, passed_on)
     if kind is BreakKind.SPLIT:
         _call_resume(cg, tx, _split_target(tx), stack)
     elif kind is BreakKind.STRAIGHT or kind is BreakKind.TERMINAL:
@@ -319,6 +320,28 @@ def _load_early(cg: PyCodegen, tx: "InstructionTranslator", values: list[Variabl
         reconstruct(cg, tx, value)
         cg.append(Instr("STORE_FAST", name))
         loaded[id(value)] = (value, name)
+
+
+def _drop_stale_arguments(cg: PyCodegen, tx: "InstructionTranslator", passed_on: list[VariableTracker]) -> None:
+    """The transformed frame's argument slots still hold what the frame was called with, where
+    plain Python's frame let go of what the code deleted or assigned anew (`del obj`) before
+    the instruction that runs in Python here, which may observe it (a weakref, a __del__,
+    ndarray.resize's reference check): those slots are cleared, once the values rebuilt from
+    them are loaded into temporaries."""
+    slots = tx.code.co_varnames[: compat.argument_slots(tx.code)]
+    stale = {name for index, name in enumerate(slots) if name not in tx.code.co_cellvars
+             and getattr(tx.symbolic_locals.get(name), "source", None) != LocalSource(index, name)}
+    if not stale:
+        return
+
+    def reads_stale(value: VariableTracker) -> bool:
+        sources = [value.source] if value.source is not None else \
+            cg.sources_read_by(lambda c: reconstruct(c, tx, value))
+        return any(isinstance(s, LocalSource) and s.local_name in stale for s in sources)
+
+    _load_early(cg, tx, passed_on, reads_stale)
+    for name in sorted(stale):
+        cg.append(Instr("LOAD_CONST", None), Instr("STORE_FAST", name))
 
 
 def write_cells(cg: PyCodegen, tx: "InstructionTranslator") -> None:
@@ -591,7 +614,7 @@ def _call_resume(cg: PyCodegen, tx: "InstructionTranslator", index: int, stack: 
         code = region.code if region is not None else code
     handler = Label()  # the call is guarded (see _guarded_call): from the callable on, as CPython does
     guarded = TryBegin(handler, push_lasti=False)
-    cg.append(guarded, *load_resume_function(tx.code, code))
+    cg.append(guarded, *begin_resume_call(tx.code, code))
     count = 0
     for item in passing_order(tx.code, stack, live):
         if isinstance(item, str):  # a live local
@@ -607,7 +630,7 @@ def _call_resume(cg: PyCodegen, tx: "InstructionTranslator", index: int, stack: 
     # The call of a resume function is under a handler that takes this (transformed) frame out of
     # the traceback of an exception coming out of it: the resume function's own frame shows the
     # user's line where it happened, and the user sees each of their functions once.
-    cg.append(*compat.call_instrs(count), TryEnd(guarded))
+    cg.append(*end_resume_call(tx.code, count, arguments_only=True), TryEnd(guarded))
     cg.__dict__.setdefault("handlers", []).append(handler)
 
 

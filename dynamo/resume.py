@@ -237,15 +237,44 @@ def closure_names(code: types.CodeType) -> list[tuple[str, bool]]:
     return [(name, True) for name in code.co_cellvars] + [(name, False) for name in code.co_freevars]
 
 
-def load_resume_function(code: types.CodeType, resume: types.CodeType) -> list[Instr]:
+def _make_resume_function(code: types.CodeType, resume: types.CodeType) -> list[Instr]:
     """Instructions of `code` (or code transformed from it) that push the function for
-    `resume` with the NULL a plain CALL expects: made with the frame's globals and cells."""
+    `resume`, made with the frame's globals and cells."""
     cells = closure_names(code)
     instrs = [compat.load_closure_instr(CellVar(name) if is_cell else FreeVar(name)) for name, is_cell in cells]
     if cells:
         instrs.append(Instr("BUILD_TUPLE", len(cells)))
-    instrs += compat.make_function_instrs(resume, bool(cells))
-    return compat.callable_with_null(instrs)
+    return instrs + compat.make_function_instrs(resume, bool(cells))
+
+
+def begin_resume_call(code: types.CodeType, resume: types.CodeType) -> list[Instr]:
+    """The start of a call of the resume function `resume` from `code`; push its arguments,
+    then end_resume_call. The call lets go of its references to what it passes: the frame
+    calling a resume function stays alive until it returns, and plain Python's frame would have
+    dropped a value at the `del` (or last use) the resume function runs, so the arguments go
+    through a list that _C.call_moving empties into the resume function's frame (a CALL keeps
+    its arguments on the caller's stack until it returns), and the caller's locals are cleared."""
+    from . import _C
+
+    return compat.callable_with_null([Instr("LOAD_CONST", _C.call_moving)]) + _make_resume_function(code, resume)
+
+
+def end_resume_call(code: types.CodeType, count: int, arguments_only: bool = False) -> list[Instr]:
+    """After the `count` arguments: move them into a list, clear the caller's locals (the
+    arguments' other holders; in transformed code only the argument slots hold values of the
+    program, its temporaries aside), call."""
+    return [Instr("BUILD_LIST", count), *_clear_locals(code, arguments_only), *compat.call_instrs(2)]
+
+
+def _clear_locals(code: types.CodeType, arguments_only: bool = False) -> list[Instr]:
+    """Empty the locals of `code`'s frame, which only returns what it calls next returns. Cells
+    stay: the resume function shares them."""
+    names = code.co_varnames[: compat.argument_slots(code)] if arguments_only else code.co_varnames
+    clearing: list[Instr] = []
+    for name in names:
+        if name not in code.co_cellvars:
+            clearing += [Instr("LOAD_CONST", None), Instr("STORE_FAST", name)]
+    return clearing
 
 
 def runs_in_python(code: types.CodeType) -> bool:
@@ -365,8 +394,8 @@ def _make_region(code: types.CodeType, entry: int) -> PythonRegion | None:
     live = arrange_live(code, facts.live_locals(exit_index), surely_bound)
     if all(name in surely_bound for name in live):
         resume = resume_code(code, exit_index, 0, frozenset(), live)
-        hand_off = load_resume_function(code, resume) + [Instr("LOAD_FAST", name) for name in live]
-        hand_off += compat.call_instrs(len(live))
+        hand_off = begin_resume_call(code, resume) + [Instr("LOAD_FAST", name) for name in live]
+        hand_off += end_resume_call(code, len(live))
     else:  # a local assigned in a loop or a with block may be unbound: pass those that are bound
         cells = closure_names(code)
         hand_off = compat.callable_with_null([Instr("LOAD_CONST", HandOff(code, exit_index, tuple(live)))])
@@ -377,7 +406,7 @@ def _make_region(code: types.CodeType, entry: int) -> PythonRegion | None:
         else:
             hand_off.append(Instr("LOAD_CONST", None))
         hand_off += compat.callable_with_null([Instr("LOAD_CONST", locals)]) + compat.call_instrs(0)
-        hand_off += compat.call_instrs(3)
+        hand_off += _clear_locals(code) + compat.call_instrs(3)  # the snapshot of locals() holds them now
     # the call under a handler that takes this frame out of tracebacks (hiding_handler), from
     # the callable on (the stack is empty here), as CPython guards a call
     handler = Label()
@@ -422,7 +451,9 @@ class HandOff:
             function = types.FunctionType(resume, frame_globals, resume.co_name, None, closure)
         finally:
             _C.set_eval_frame(previous)
-        return function(*[frame_locals[name] for name in bound])
+        values = [frame_locals.pop(name) for name in bound]
+        frame_locals.clear()  # the resume function's frame holds the values alone (begin_resume_call)
+        return _C.call_moving(function, values)
 
     def __repr__(self) -> str:
         return f"<hand-off to {self.code.co_qualname} at instruction {self.index}>"
