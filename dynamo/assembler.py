@@ -86,6 +86,26 @@ _FIELDS = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals
            "co_firstlineno", "co_linetable", "co_exceptiontable", "co_freevars", "co_cellvars")
 
 
+class _Table:
+    """Values in first-use order with the index of each, keyed by `key(value)` (co_consts, co_names,
+    co_varnames): what the package's ConcreteBytecode builds while it assembles."""
+
+    __slots__ = ("items", "index", "key")
+
+    def __init__(self, key: Any = None) -> None:
+        self.items: list = []
+        self.index: dict = {}
+        self.key = key
+
+    def add(self, value: Any) -> int:
+        key = value if self.key is None else self.key(value)
+        found = self.index.get(key)
+        if found is None:
+            found = self.index[key] = len(self.items)
+            self.items.append(value)
+        return found
+
+
 def _compare(mine: types.CodeType, theirs: types.CodeType) -> None:
     for name in _FIELDS:
         a, b = getattr(mine, name), getattr(theirs, name)
@@ -97,36 +117,9 @@ def _compare(mine: types.CodeType, theirs: types.CodeType) -> None:
 
 
 def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
-    consts: list = []
-    const_index: dict = {}
-    names: list[str] = []
-    name_index: dict[str, int] = {}
-    varnames: list[str] = []
-    var_index: dict[str, int] = {}
-
     const_key = _concrete.const_key  # as the package looks it up: bytecode_compat replaces it
-
-    def add_const(value: Any) -> int:
-        key = const_key(value)
-        index = const_index.get(key)
-        if index is None:
-            index = const_index[key] = len(consts)
-            consts.append(value)
-        return index
-
-    def add_name(name: str) -> int:
-        index = name_index.get(name)
-        if index is None:
-            index = name_index[name] = len(names)
-            names.append(name)
-        return index
-
-    def add_varname(name: str) -> int:
-        index = var_index.get(name)
-        if index is None:
-            index = var_index[name] = len(varnames)
-            varnames.append(name)
-        return index
+    consts, names, varnames = _Table(const_key), _Table(), _Table()
+    add_const, add_name, add_varname = consts.add, names.add, varnames.add
 
     if bytecode.docstring is not UNSET:
         add_const(bytecode.docstring)
@@ -240,15 +233,15 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
         shared: dict[int, int] = {}
         n_shared = n_unshared = 0
         for index, name in enumerate(cellvars):
-            if name in varnames:
-                shared[index] = varnames.index(name)
+            if name in varnames.index:
+                shared[index] = varnames.index[name]
                 n_shared += 1
             else:
-                shared[index] = len(varnames) + n_unshared
+                shared[index] = len(varnames.items) + n_unshared
                 n_unshared += 1
         for entry in cell_entries:
             args[entry] = shared[args[entry]]
-        free_offset = len(varnames) + len(cellvars) - n_shared
+        free_offset = len(varnames.items) + len(cellvars) - n_shared
         for entry in free_entries:
             args[entry] += free_offset
 
@@ -303,8 +296,8 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
         table += _varint((depth << 1) + lasti)
 
     return types.CodeType(
-        bytecode.argcount, bytecode.posonlyargcount, bytecode.kwonlyargcount, len(varnames), stacksize,
-        int(bytecode.flags), bytes(code), tuple(consts), tuple(names), tuple(varnames), bytecode.filename,
+        bytecode.argcount, bytecode.posonlyargcount, bytecode.kwonlyargcount, len(varnames.items), stacksize,
+        int(bytecode.flags), bytes(code), tuple(consts.items), tuple(names.items), tuple(varnames.items), bytecode.filename,
         bytecode.name, bytecode.qualname, bytecode.first_lineno,
         _locations(bytecode.first_lineno, locs, sizes, caches), bytes(table), tuple(freevars), tuple(cellvars))
 

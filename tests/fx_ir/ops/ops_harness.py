@@ -231,3 +231,22 @@ def call_as_graph(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
         node = g.call_function(target, call_args, call_kwargs)
     g.output((node, *[p for p in g.nodes if p.op == "placeholder"]))
     return (GraphModule({}, g), inputs) if inputs else None
+
+
+def also_check_through(backend_check: Any, stats: dict[str, Any]) -> None:
+    """Make every later `check(target, *args)` (the corpus plugins install this before the test
+    modules import `check`) also run the checked call as a graph, `backend_check(target, gm, inputs)`
+    comparing a backend with it. `stats` counts the checks and the graphs compiled."""
+    original = check
+
+    def check_and_compile(target: Any, *args: Any, _expect: type[BaseException] | None = None, **kwargs: Any) -> Any:
+        result = original(target, *args, _expect=_expect, **kwargs)
+        stats["checked"] += 1
+        if _expect is None and not isinstance(result, BaseException):
+            made = call_as_graph(target, args, kwargs)
+            if made is not None:
+                backend_check(target, *made)
+                stats["compiled"] += 1
+        return result
+
+    globals()["check"] = check_and_compile
