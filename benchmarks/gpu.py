@@ -140,16 +140,12 @@ def run_workload(w: Any, quick: bool, peers: list[str], log: Callable[[str], Non
     def host_copies() -> list:
         return [a.copy() for a in host_args]
 
-    counters: dict[str, int] = {}
-
     def compiled_triton() -> Callable:
         dynamo.reset()
-        compiled = dynamo.compile(w.fn, backend="triton")
-        return compiled
+        return dynamo.compile(w.fn, backend="triton")
 
     timed("dynamo", compiled_triton, cupy_args)
-    counters.update(graphs=len(dynamo.explain(w.fn)(*cupy_args()).graphs) if row.get("dynamo_s") else 0)
-    row.update(counters)
+    row["graphs"] = len(dynamo.explain(w.fn, backend="triton")(*cupy_args()).graphs) if row.get("dynamo_s") else 0
     timed("dynamo_host", compiled_triton, host_copies)
     if "cupy" in peers:
         timed("cupy", lambda: with_module(w.fn, cupy), cupy_args)
@@ -169,12 +165,7 @@ def run_workload(w: Any, quick: bool, peers: list[str], log: Callable[[str], Non
             import jax
             import jax.numpy as jnp
             jax.config.update("jax_enable_x64", True)
-            jitted = jax.jit(with_module(w.fn, jnp))
-
-            def call(*args: Any) -> Any:
-                out = jitted(*args)
-                return out
-            return call
+            return jax.jit(with_module(w.fn, jnp))
 
         def jax_args() -> list:
             import jax
