@@ -11,11 +11,14 @@ PACKAGE_ROOTS = {"dynamo": "dynamo", "dynamo.fx_ir": "fx_ir", "dynamo.backends":
 
 
 def find_packages_under(roots):
+    """Every folder under the roots that holds a Python module, with or without an __init__.py:
+    a folder left out would install a package that fails on import (tests/test_packaging.py
+    checks that each such folder is a regular package)."""
     packages = []
     for name, folder in roots.items():
         for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames[:] = [d for d in dirnames if not d.startswith((".", "__"))]
-            if "__init__.py" in filenames:
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
+            if any(f.endswith(".py") for f in filenames):
                 rel = os.path.relpath(dirpath, folder)
                 packages.append(name if rel == "." else name + "." + rel.replace(os.sep, "."))
     return packages
