@@ -12,7 +12,7 @@ import threading
 import types
 from typing import Any, Callable, Iterator, TypeVar
 
-from . import _C
+from . import _C, skipfiles
 from .backends import UnknownBackend, lookup_backend
 from .convert_frame import ConvertFrame
 from .exc import InvalidBackend
@@ -70,6 +70,9 @@ def _wrap(fn: Callable[..., Any], callback: ConvertFrame) -> Any:
             f"dynamo.compile takes a function, method or lambda, not {type(fn).__name__!r}; "
             "to compile a callable object, compile its __call__ method"
         )
+    code = getattr(fn, "__code__", None)
+    if isinstance(code, types.CodeType):
+        skipfiles.request(code)  # compiled even if exec made it
     compiled = _C.CompiledFunction(fn, callback)
     functools.update_wrapper(compiled, fn)
     return compiled

@@ -16,6 +16,15 @@ cache_size_limit: int = 8
 # site-packages and dynamo itself (see dynamo/skipfiles.py).
 skip_dirs: tuple[str, ...] = ()
 
+# Path prefixes under site-packages or the standard library whose frames are compiled (and inlined)
+# all the same: a NumPy-heavy library the program spends its time in.
+compile_dirs: tuple[str, ...] = ()
+
+# Compile code that Python generated at run time outside the user's modules (exec'd strings in a
+# namespace of their own, namedtuple's __new__, libraries' dataclass methods). Off: a program run
+# under enable() compiles what its author wrote, not what its imports generate (dynamo/skipfiles.py).
+compile_generated_code: bool = False
+
 # Comma-separated log artifacts to enable: graph, guards, bytecode, breaks, recompiles,
 # output_code (see dynamo/logs.py).
 logs: str = os.environ.get("DYNAMO_LOGS", "")

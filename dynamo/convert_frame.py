@@ -220,7 +220,8 @@ class ConvertFrame:
 
     def __call__(self, frame: Any) -> Any:
         code = frame.f_code
-        if skipfiles.is_skipped(code):
+        if skipfiles.is_skipped(code) or (skipfiles.is_generated(code) and skipfiles.generated_code_skipped(
+                resume.source_of(code), frame.f_globals)):
             return _C.SKIP
         region = resume.region_of(code)
         if region is not None or resume.runs_in_python(code):

@@ -277,6 +277,12 @@ def _clear_locals(code: types.CodeType, arguments_only: bool = False) -> list[In
     return clearing
 
 
+def source_of(code: types.CodeType) -> types.CodeType:
+    """The user's code object a resume function or Python region was made from (itself otherwise)."""
+    region = _region_codes.get(code)
+    return origin_of(region.source if region else code)[0]
+
+
 def runs_in_python(code: types.CodeType) -> bool:
     """Resume functions that start inside a loop run as plain Python: compiling them would break
     again at the same place every iteration, and each break calls a new resume function, so a

@@ -1,13 +1,17 @@
 """Which code objects are never compiled: the standard library, site-packages (numpy among
-them), dynamo itself, and whatever config.skip_dirs adds."""
+them), dynamo itself, whatever config.skip_dirs adds, and code generated at run time by them."""
 from __future__ import annotations
 
 import os
+import sys
 import sysconfig
 import types
+import weakref
 from functools import lru_cache
+from typing import Any, Mapping
 
 from . import config
+
 
 @lru_cache(maxsize=None)
 def _library_dirs() -> tuple[str, ...]:
@@ -19,22 +23,72 @@ def _library_dirs() -> tuple[str, ...]:
 @lru_cache(maxsize=None)
 def _dynamo_dirs() -> tuple[str, ...]:
     # fx_ir/ and backends/ install under dynamo/, but in a source checkout they are siblings.
-    from . import fx_ir, backends  # noqa: F401  (imported lazily: they may import numpy)
+    from . import backends, fx_ir  # noqa: F401  (imported lazily: they may import numpy)
 
     dirs = {os.path.dirname(os.path.abspath(m.__file__)) for m in (fx_ir, backends)}
     dirs.add(os.path.dirname(os.path.abspath(__file__)))
     return tuple(d + os.sep for d in dirs)
 
 
+def _prefixes(dirs: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(os.path.join(os.path.abspath(d), "") for d in dirs)
+
+
+def is_generated(code: types.CodeType) -> bool:
+    """Code with no source file: exec'd or eval'd strings ("<string>"), namedtuple and dataclass
+    methods, the REPL. Frozen modules ("<frozen ...>") are the standard library."""
+    name = code.co_filename
+    return name.startswith("<") and name.endswith(">") and not name.startswith("<frozen ")
+
+
 @lru_cache(maxsize=4096)
-def _file_is_skipped(filename: str, extra: tuple[str, ...]) -> bool:
+def _file_is_skipped(filename: str, extra: tuple[str, ...], compiled: tuple[str, ...]) -> bool:
     if filename.startswith("<") and filename.endswith(">"):
-        # exec'd strings and generated code: compile them only if they are ordinary functions
+        # generated code: skipped or not by whose it is (generated_code_skipped)
         return filename.startswith("<frozen ")
     path = os.path.abspath(filename)
-    return path.startswith(_library_dirs() + _dynamo_dirs() + tuple(os.path.abspath(d) for d in extra))
+    if path.startswith(_dynamo_dirs()):
+        return True
+    if path.startswith(_prefixes(compiled)):
+        return False
+    return path.startswith(_library_dirs() + _prefixes(extra))
 
 
 def is_skipped(code: types.CodeType) -> bool:
-    """Whether frames of this code object run as they are, never compiled."""
-    return _file_is_skipped(code.co_filename, tuple(config.skip_dirs))
+    """Whether frames of this code object run as they are, never compiled or inlined, by the file
+    it comes from: the standard library, site-packages (except config.compile_dirs), dynamo itself,
+    config.skip_dirs."""
+    return _file_is_skipped(code.co_filename, tuple(config.skip_dirs), tuple(config.compile_dirs))
+
+
+# Code objects passed to dynamo.compile: compiled even when generated (a function made by exec).
+_requested: weakref.WeakSet[types.CodeType] = weakref.WeakSet()
+
+
+def request(code: types.CodeType) -> None:
+    """`code` was passed to dynamo.compile by name: the user asked for it, generated or not."""
+    _requested.add(code)
+
+
+def generated_code_skipped(code: types.CodeType, f_globals: Mapping[str, Any]) -> bool:
+    """Whether generated code (is_generated) reached as a frame of its own runs as it is. It is
+    compiled when the user asked for it (dynamo.compile, config.compile_generated_code) or when it
+    runs in the globals of the user's own module (`__main__`, or a module from a file that is not
+    skipped: a dataclass's __init__, exec(source, globals()) in the user's code). What libraries
+    generate (namedtuple's __new__, which runs in a namespace of its own, a library's dataclasses,
+    exec'd module bodies) is theirs, and runs as it is."""
+    if config.compile_generated_code or code in _requested:
+        return False
+    return not _is_users_namespace(f_globals)
+
+
+def _is_users_namespace(f_globals: Mapping[str, Any]) -> bool:
+    name = f_globals.get("__name__")
+    if name == "__main__":
+        return True
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    if module is None or getattr(module, "__dict__", None) is not f_globals:
+        return False
+    filename = getattr(module, "__file__", None)
+    return isinstance(filename, str) and not _file_is_skipped(filename, tuple(config.skip_dirs),
+                                                              tuple(config.compile_dirs))
