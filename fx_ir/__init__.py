@@ -9,6 +9,7 @@ from .graph import NO_DEFAULT, Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter, ShapeProp, meta_of
 from .lint import GraphLintError
+from .loops import ForLoop, count_loops, loop_nodes, loop_of
 from .node import Node, Opcode, map_aggregate, map_arg
 from .printing import to_dot
 from .tensor_meta import TensorMeta
@@ -16,6 +17,7 @@ from .tensor_meta import TensorMeta
 __all__ = [
     "NO_DEFAULT",
     "CodeGen",
+    "ForLoop",
     "Graph",
     "GraphLintError",
     "GraphModule",
@@ -26,9 +28,12 @@ __all__ = [
     "ShapeProp",
     "TensorMeta",
     "canonical_form",
+    "count_loops",
     "fingerprint",
     "is_impure_node",
     "is_random",
+    "loop_nodes",
+    "loop_of",
     "map_aggregate",
     "map_arg",
     "mark_impure",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .graph_module import GraphModule
+from .loops import ForLoop
 from .node import Node
 from .printing import to_dot
 from .targets import qualified_name
@@ -70,6 +71,8 @@ def _callee(encoder: _Encoder, callee: Any, include_meta: bool) -> str:
     """A nested GraphModule counts by its own fingerprint, any other callable as a call target."""
     if isinstance(callee, GraphModule):
         return "module:" + fingerprint(callee, include_meta=include_meta)
+    if isinstance(callee, ForLoop):  # the body's program, not the description or the body a backend installed
+        return f"for_loop({callee.num_carried}):" + fingerprint(callee.body, include_meta=include_meta)
     return encoder.value(callee)
 
 

@@ -74,6 +74,8 @@ def _check_names(nodes: list[Node]) -> None:
 
 
 def _check_targets(graph: Graph, nodes: list[Node]) -> None:
+    from .loops import loop_of  # loops imports graph_module, which imports graph, which imports this lazily
+
     owner = graph.owning_module
     seen_default = False
     for node in nodes:
@@ -99,6 +101,11 @@ def _check_targets(graph: Graph, nodes: list[Node]) -> None:
         if node.op in (Opcode.GET_ATTR, Opcode.CALL_MODULE) and owner is not None and not _has_attribute(owner, target):
             raise _fail(node, f"the owning module has no attribute {target!r}",
                         f"add it first (gm.set_attribute({target!r}, value)) or fix the target path")
+        if node.op == Opcode.CALL_MODULE and owner is not None:
+            loop = loop_of(node)
+            problem = loop.check_call(node) if loop is not None else None
+            if problem is not None:
+                raise _fail(node, problem, "build loop nodes as fx_ir/README.md describes (Loops)")
         if node.op == Opcode.CALL_METHOD and (not node.args or not isinstance(node.target, str)):
             raise _fail(node, "a call_method node needs its receiver as args[0]", "pass (receiver, *args) as args")
 

@@ -106,7 +106,19 @@ def format_graph(graph: Graph) -> str:
     inputs = ", ".join(n.name for n in graph.nodes if n.op == Opcode.PLACEHOLDER)
     lines = [f"graph({inputs}):"]
     lines.extend("    " + format_node(n) for n in graph.nodes)
+    for node in graph.nodes:  # each loop's body, indented under its header
+        body = _loop_body(node)
+        if body is not None:
+            lines.append(f"  %{node.name} body:")
+            lines.extend("    " + line for line in format_graph(body).splitlines())
     return "\n".join(lines)
+
+
+def _loop_body(node: Node) -> Graph | None:
+    from .loops import loop_of  # loops imports graph_module, which imports this module
+
+    loop = loop_of(node)
+    return None if loop is None else loop.body.graph
 
 
 _TABLE_HEADER = ("opcode", "name", "target", "args", "kwargs")

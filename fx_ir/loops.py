@@ -1,0 +1,124 @@
+"""Structured loops in the six-opcode IR: a `call_module` node whose callee is a ForLoop holding the
+body as a GraphModule (induction variable and loop-carried values in, next carried values out).
+
+The parent node's arguments are (start, stop, step, *carried_initial, *captured); its value is the
+tuple of the carried values after the last iteration. See fx_ir/README.md, "Loops".
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .graph_module import GraphModule
+from .node import Opcode
+
+if TYPE_CHECKING:
+    from .node import Node
+
+# Leading arguments of a loop node before the carried values: range(start, stop, step).
+RANGE_ARGUMENTS = 3
+
+
+class ForLoop:
+    """`for i in range(start, stop, step): carried = body(i, *carried, *captured)`, then `carried`.
+
+    The body's placeholders are, in order: the induction variable, the `num_carried` carried values,
+    then the captured (read-only bindings) values; its output is a tuple of `num_carried` values.
+    Arrays among the inputs are the caller's arrays themselves: an in-place op of the body (setitem,
+    `+=`, `out=`) writes them, and the next iteration and the code after the loop see the write,
+    exactly as the Python loop would. `run_body` is what one iteration calls: the body's generated
+    forward, unless a backend installs its own compiled body (`with_body`).
+
+    >>> loop = ForLoop(body_module, num_carried=1)
+    >>> loop(0, 10, 1, x0, A)          # -> (x_final,)
+    """
+
+    def __init__(self, body: GraphModule, num_carried: int, run_body: Callable[..., Any] | None = None,
+                 description: str = "") -> None:
+        self.body = body
+        self.num_carried = num_carried
+        self.run_body = run_body if run_body is not None else body.forward
+        self.description = description  # where the loop came from (the frontend's `file:line`), for printing
+
+    @property
+    def graph(self) -> Any:
+        """The body's graph: effects.py decides a loop node's impurity from the nodes in it."""
+        return self.body.graph
+
+    @property
+    def num_inputs(self) -> int:
+        return sum(1 for n in self.body.graph.nodes if n.op == Opcode.PLACEHOLDER)
+
+    @property
+    def num_captured(self) -> int:
+        return self.num_inputs - 1 - self.num_carried
+
+    def with_body(self, run_body: Callable[..., Any]) -> ForLoop:
+        """The same loop running `run_body` per iteration (a backend's compiled body)."""
+        return ForLoop(self.body, self.num_carried, run_body, self.description)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ForLoop:
+        import copy
+
+        return ForLoop(copy.deepcopy(self.body, memo), self.num_carried, None, self.description)
+
+    def __call__(self, start: int, stop: int, step: int, *values: Any) -> tuple[Any, ...]:
+        return self.iterate(self.run_body, start, stop, step, *values)
+
+    def iterate(self, run_body: Callable[..., Any], start: int, stop: int, step: int, *values: Any) -> tuple[Any, ...]:
+        """Run the loop with `run_body` as the body (the Interpreter passes one that interprets it)."""
+        split = self.num_carried
+        carried, captured = tuple(values[:split]), tuple(values[split:])
+        for i in range(start, stop, step):
+            carried = run_body(i, *carried, *captured)
+        return tuple(carried)
+
+    def check_call(self, node: Node) -> str | None:
+        """Why `node` cannot call this loop (lint), or None."""
+        expected = RANGE_ARGUMENTS + self.num_inputs - 1
+        if node.kwargs or len(node.args) != expected:
+            return (f"a loop node takes (start, stop, step, {self.num_carried} carried, {self.num_captured} captured)"
+                    f" = {expected} positional arguments, not {len(node.args)} (and no kwargs)")
+        output = self.body.graph.output_node
+        result = output.args[0] if output is not None and output.args else None
+        if not isinstance(result, tuple) or len(result) != self.num_carried:
+            return f"the loop body must return a tuple of its {self.num_carried} carried values"
+        try:
+            self.body.graph.lint()
+        except Exception as error:  # the body's own lint error, reported at the loop node
+            return f"its body does not lint: {error}"
+        return None
+
+    def __repr__(self) -> str:
+        where = f" from {self.description}" if self.description else ""
+        return f"ForLoop(carried={self.num_carried}, captured={self.num_captured}{where})"
+
+
+def loop_of(node: Node) -> ForLoop | None:
+    """The ForLoop a call_module node calls, or None for any other node."""
+    if node.op != Opcode.CALL_MODULE:
+        return None
+    owner = node.graph.owning_module
+    getter = getattr(owner, "get_attribute", None)
+    if getter is None:
+        return None
+    try:
+        callee = getter(node.target)
+    except AttributeError:
+        return None
+    return callee if isinstance(callee, ForLoop) else None
+
+
+def loop_nodes(graph: Any) -> list[Node]:
+    """The loop nodes of a graph (not those nested in their bodies)."""
+    return [n for n in graph.nodes if loop_of(n) is not None]
+
+
+def count_loops(graph: Any) -> int:
+    """Loop nodes of a graph, nested ones included."""
+    total = 0
+    for node in graph.nodes:
+        loop = loop_of(node)
+        if loop is not None:
+            total += 1 + count_loops(loop.body.graph)
+    return total
