@@ -2,10 +2,12 @@
 
 Installed as dynamo.backends; sees only fx_ir graphs and the op registry.
 """
-from . import eager, numpy_cpu  # noqa: F401  (register "eager" and "numpy")
+from . import eager  # noqa: F401  (registers "eager")
 from .registry import CompilerFn, UnknownBackend, list_backends, lookup_backend, register_backend, register_lazy
 
-# imported when first named: its kernel IR and code generators are not needed by most programs
+# imported when a graph first needs them (`import dynamo` and compile() load neither): the numpy
+# backend's planner and code generators, Triton's kernel IR
+register_lazy("numpy", f"{__name__}.numpy_cpu")
 register_lazy("triton", f"{__name__}.triton_gpu")
 
 __all__ = ["CompilerFn", "UnknownBackend", "list_backends", "lookup_backend", "register_backend", "register_lazy"]

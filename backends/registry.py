@@ -55,5 +55,29 @@ def lookup_backend(backend: str | CompilerFn) -> CompilerFn:
     raise UnknownBackend(str(backend))
 
 
+class DeferredBackend:
+    """A backend registered with register_lazy, imported when it first compiles a graph."""
+
+    def __init__(self, name: str):
+        self.__name__ = name
+
+    def __call__(self, graph_module: Any, example_inputs: list) -> Callable[..., Any]:
+        return lookup_backend(self.__name__)(graph_module, example_inputs)
+
+    def __repr__(self) -> str:
+        return f"<backend {self.__name__!r}, imported on first use>"
+
+
+_DEFERRED: dict[str, DeferredBackend] = {}
+
+
+def lookup_backend_deferred(backend: str | CompilerFn) -> CompilerFn:
+    """lookup_backend, except that a name registered with register_lazy gives the same
+    DeferredBackend every time, so that naming a backend imports nothing yet."""
+    if isinstance(backend, str) and backend in _LAZY:
+        return _DEFERRED.setdefault(backend, DeferredBackend(backend))
+    return lookup_backend(backend)
+
+
 def list_backends() -> list[str]:
     return sorted({*_BACKENDS, *_LAZY})

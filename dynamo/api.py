@@ -10,12 +10,14 @@ import functools
 import inspect
 import threading
 import types
-from typing import Any, Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 from . import _C, skipfiles
-from .backends import UnknownBackend, lookup_backend
-from .convert_frame import ConvertFrame
+from .backends.registry import UnknownBackend, lookup_backend_deferred
 from .exc import InvalidBackend
+
+if TYPE_CHECKING:
+    from .convert_frame import ConvertFrame
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,12 +27,15 @@ _callbacks: dict[tuple, ConvertFrame] = {}
 
 def callback_for(backend: Any, fullgraph: bool, dynamic: bool | None) -> ConvertFrame:
     try:
-        compiler = lookup_backend(backend)
+        compiler = lookup_backend_deferred(backend)
     except UnknownBackend as error:
         raise InvalidBackend(error.name, error.known) from None
     name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
     key = (compiler, fullgraph, dynamic)
     if key not in _callbacks:
+        # the tracer is imported with the first callback (`import dynamo` stays cheap)
+        from .convert_frame import ConvertFrame
+
         _callbacks[key] = ConvertFrame(compiler, name, fullgraph, dynamic)
     return _callbacks[key]
 

@@ -1,0 +1,44 @@
+"""`import dynamo` stays cheap: the tracer, the IR, the backends and sympy load when something is
+first compiled, not at import (each case runs in a fresh interpreter)."""
+import subprocess
+import sys
+import textwrap
+
+HEAVY = ["sympy", "bytecode", "dynamo.fx_ir", "dynamo.backends.numpy_cpu", "dynamo.backends.triton_gpu", "triton",
+         "dynamo.convert_frame", "dynamo.symbolic_convert", "dynamo.guards", "dynamo.shapes"]
+
+
+def run(source: str) -> str:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(source)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_import_dynamo_loads_none_of_the_heavy_modules():
+    out = run(f"""
+        import sys
+        import dynamo
+        print(sorted(name for name in {HEAVY!r} if name in sys.modules))
+    """)
+    assert out == "[]\n"
+
+
+def test_deferred_names_and_backends_load_on_first_use():
+    out = run("""
+        import sys
+        import numpy as np
+        import dynamo
+        from dynamo import mark_dynamic
+
+        def f(x):
+            return np.sin(x) * 2.0 + 1.0
+
+        compiled = dynamo.compile(f)  # backend "numpy", imported when the first graph compiles
+        assert dynamo.compile(f, backend="numpy")._dynamo_callback is compiled._dynamo_callback
+        print("dynamo.backends.numpy_cpu" in sys.modules)
+        x = np.arange(5.0)
+        mark_dynamic(x, 0)
+        print(np.array_equal(compiled(x), f(x)), "dynamo.backends.numpy_cpu" in sys.modules)
+        print(issubclass(dynamo.DynamicShapeError, dynamo.DynamoError), "numpy" in dynamo.list_backends())
+    """)
+    assert out == "False\nTrue True\nTrue True\n"
