@@ -96,6 +96,22 @@ def errors_raise() -> bool:
     return False
 
 
+def warnings_repeat() -> bool:
+    """True if a RuntimeWarning may be shown on every occurrence right now (an "always" filter applies).
+
+    The first filter for all RuntimeWarnings decides; an "always" filter before it, for some
+    messages or modules only, may apply too.
+    """
+    for action, message, category, module, lineno in warnings.filters:
+        if not isinstance(category, type) or not (issubclass(RuntimeWarning, category) or issubclass(category, RuntimeWarning)):
+            continue
+        if action == "always":
+            return True
+        if issubclass(RuntimeWarning, category) and message is None and module is None and not lineno:
+            return False
+    return False
+
+
 def overlaps(target: np.ndarray, *arrays: Any) -> bool:
     """True if writing into `target` could change one of `arrays` (a cheap bounds check)."""
     return any(isinstance(a, np.ndarray) and np.may_share_memory(target, a) for a in arrays)
@@ -164,6 +180,36 @@ class BlockedLoop:
             self._free.append(scratch)
 
     def __call__(self, *arrays: Any) -> None:
+        if self.blocks <= 1 or not warnings_repeat():
+            # One block warns as NumPy does. Under the "default", "once" and "module" filters the
+            # registry shows a warning of one kernel line once however many blocks raise it; where
+            # warnings raise, the first block raises as NumPy would.
+            self._run_blocks(arrays)
+            return
+        # Under "always", every block would warn again for each fused ufunc, where NumPy warns once
+        # per ufunc call: the blocks' warnings are collected and each distinct one (per op: per line
+        # of the kernel) is warned once, in the kernel's op order.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                self._run_blocks(arrays)
+            finally:
+                unique: dict[tuple, warnings.WarningMessage] = {}
+                for w in caught:
+                    unique.setdefault((w.filename, w.lineno, w.category, str(w.message)), w)
+        if unique:
+            self._warn_once_each(sorted(unique.values(), key=lambda w: (w.filename, w.lineno)))
+
+    def _warn_once_each(self, caught: list[warnings.WarningMessage]) -> None:
+        module_globals = getattr(self.kernel, "__globals__", {})
+        registry = module_globals.setdefault("__warningregistry__", {})
+        for w in caught:
+            # module=None would match no filter (warn_explicit takes it as the module's name)
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno,
+                                   module=module_globals.get("__name__") or w.filename, registry=registry,
+                                   module_globals=module_globals)
+
+    def _run_blocks(self, arrays: tuple[Any, ...]) -> None:
         if self.threads <= 1 or busy(self.busy_load):
             scratch = self._acquire()
             try:

@@ -102,6 +102,28 @@ def test_errstate_reaches_worker_threads() -> None:
         assert same(compiled(x), gm.forward(x))
 
 
+@pytest.mark.parametrize("machine", [TINY, SERIAL], ids=["threads", "serial"])
+def test_each_op_warns_once_per_call_however_many_blocks_warn(machine) -> None:
+    # zeros and negatives in every block: plain NumPy warns once per ufunc and kind, in op order
+    x = np.tile(np.array([0.0, -1.0, 2.0, 0.0]), (50, 1))
+    gm = build(1, lambda g, a: g.call_function(np.sqrt, (g.call_function(np.reciprocal, (g.call_function(np.log, (a,)),)),)))
+    compiled = compile_module(gm, [x], machine)
+    assert compiled.plan.blocking[compiled.plan.kernels[0].name].block < 50
+    caught = []
+    for run in (gm.forward, compiled):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            run(x)
+        caught.append([(w.category, str(w.message)) for w in record])
+    assert caught[1] == caught[0] == [(RuntimeWarning, "divide by zero encountered in log"),
+                                      (RuntimeWarning, "invalid value encountered in log")]
+    with warnings.catch_warnings(record=True) as record:  # the default filter: once per location
+        warnings.simplefilter("default")
+        compiled(x)
+        compiled(x)
+    assert len(record) == 2
+
+
 def test_exceptions_in_kernels_propagate_and_the_loop_recovers() -> None:
     x = np.arange(600, dtype=np.int64).reshape(100, 6)
     gm = build(1, lambda g, a: g.call_function(np.floor_divide, (g.call_function(operator.mul, (a, 3)), a)))

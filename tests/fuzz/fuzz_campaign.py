@@ -1,0 +1,88 @@
+"""A fuzzing campaign: generates programs, checks each on every backend, sorts failures into the
+known classes others own and the rest, minimizes new kinds of failure, and summarizes."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from fuzz_harness import Failure, Timeout, check_source
+from fuzz_known import known_class
+from fuzz_minimize import minimize
+from fuzz_programs import generate
+
+
+def default_backends() -> list[str]:
+    """Every CPU backend registered: eager, numpy (default blocks and tiny ones), and c if present."""
+    from dynamo.backends.registry import list_backends
+
+    names = ["eager", "numpy", "numpy-tiny"]
+    return names + (["c"] if "c" in list_backends() else [])
+
+
+class Campaign:
+    def __init__(self, backends: list[str], *, minimize: bool = False, minimize_seconds: float = 120.0,
+                 out: Path | None = None, log: Callable[[str], Any] | None = print) -> None:
+        self.backends = backends
+        self.minimize = minimize
+        self.minimize_seconds = minimize_seconds
+        self.out = out
+        self.log = log or (lambda text: None)
+        self.programs = Counter[str]()
+        self.failures: list[tuple[Failure, str | None]] = []   # (failure, minimized source)
+        self.known = Counter[str]()
+        self.skipped = 0
+        self.kinds: set[tuple[str, str]] = set()
+
+    def run(self, seeds: Iterable[int]) -> None:
+        for seed in seeds:
+            program = generate(seed)
+            for backend in self.backends:
+                failure = self.check(program, backend, seed)
+                self.programs[backend] += 1
+                if failure is not None:
+                    self.record(failure, program.arguments)
+
+    def check(self, program: Any, backend: str, seed: int) -> Failure | None:
+        try:
+            return check_source(program.source, program.arguments, backend, seed)
+        except Timeout as error:
+            # a plain run that times out is no test; a compiled one that does is a failure
+            from fuzz_harness import execute
+            try:
+                execute(program.source, program.arguments, None, str(seed))
+            except Timeout:
+                self.skipped += 1
+                return None
+            return Failure(seed, backend, 0, "timeout", str(error), program.source)
+
+    def record(self, failure: Failure, arguments: Any) -> None:
+        known = known_class(failure)
+        if known is not None:
+            self.known[known.name] += 1
+            return
+        key = (failure.backend, failure.signature)
+        small = None
+        if self.minimize and key not in self.kinds:
+            small = minimize(failure, arguments, self.minimize_seconds)
+        self.kinds.add(key)
+        self.failures.append((failure, small))
+        self.log(failure.report() + (f"--- minimized ---\n{small}" if small else ""))
+        if self.out is not None:
+            self.out.mkdir(parents=True, exist_ok=True)
+            name = f"{failure.backend}-{failure.seed}-{failure.what.replace(' ', '_')}.py"
+            text = "# " + failure.report().replace("\n", "\n# ", 2) + "\n" + (small or "")
+            (self.out / name).write_text(text)
+
+    def report(self, seconds: float) -> str:
+        lines = [f"{sum(self.programs.values())} program runs in {seconds:.0f} s: "
+                 + ", ".join(f"{b} {n}" for b, n in self.programs.items())]
+        lines.append(f"failures: {len(self.failures)}"
+                     + "".join(f"\n  {b} {s}: {n}" for (b, s), n in Counter(
+                         (f.backend, f.signature) for f, _ in self.failures).most_common()))
+        if self.known:
+            lines.append("known classes owned elsewhere (not counted as failures):"
+                         + "".join(f"\n  {n} x {name}" for name, n in self.known.most_common()))
+        if self.skipped:
+            lines.append(f"skipped (the plain program timed out): {self.skipped}")
+        return "\n".join(lines)
