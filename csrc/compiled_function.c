@@ -216,6 +216,39 @@ static PyObject *compiled_function_descr_get(PyObject *self, PyObject *obj, PyOb
     return PyMethod_New(self, obj);
 }
 
+/* Pickling is decided in Python (by reference where importable, else by value of the code): the
+ * module registers the function that answers __reduce__ with set_compiled_function_reducer. */
+static PyObject *compiled_function_reducer = NULL;
+
+PyObject *compiled_function_set_reducer(PyObject *reducer) {
+    if (reducer != Py_None && !PyCallable_Check(reducer)) {
+        PyErr_SetString(PyExc_TypeError, "set_compiled_function_reducer takes a callable or None");
+        return NULL;
+    }
+    Py_XSETREF(compiled_function_reducer, reducer == Py_None ? NULL : Py_NewRef(reducer));
+    Py_RETURN_NONE;
+}
+
+static PyObject *compiled_function_reduce(PyObject *self, PyObject *unused) {
+    if (compiled_function_reducer == NULL) {
+        PyErr_Format(PyExc_TypeError, "cannot pickle %R: no reducer registered (import dynamo first)", self);
+        return NULL;
+    }
+    return PyObject_CallOneArg(compiled_function_reducer, self);
+}
+
+/* Like a plain function, a compiled one is its own copy (copy.copy and copy.deepcopy). */
+static PyObject *compiled_function_copy(PyObject *self, PyObject *unused) {
+    return Py_NewRef(self);
+}
+
+static PyMethodDef compiled_function_methods[] = {
+    {"__reduce__", compiled_function_reduce, METH_NOARGS, "pickling: see dynamo.serialization"},
+    {"__copy__", compiled_function_copy, METH_NOARGS, "a compiled function is its own copy"},
+    {"__deepcopy__", compiled_function_copy, METH_O, "a compiled function is its own copy"},
+    {NULL},
+};
+
 static PyObject *compiled_function_repr(CompiledFunction *self) {
     return PyUnicode_FromFormat("<compiled %R>", self->fn);
 }
@@ -247,6 +280,7 @@ PyTypeObject CompiledFunction_Type = {
     .tp_clear = (inquiry)compiled_function_clear,
     .tp_weaklistoffset = offsetof(CompiledFunction, weakrefs),
     .tp_members = compiled_function_members,
+    .tp_methods = compiled_function_methods,
     .tp_getset = compiled_function_getset,
     .tp_descr_get = compiled_function_descr_get,
     .tp_dictoffset = offsetof(CompiledFunction, dict),

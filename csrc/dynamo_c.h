@@ -97,5 +97,6 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
 /* ---- compiled_function.c ---------------------------------------------------------------- */
 
 extern PyTypeObject CompiledFunction_Type;
+PyObject *compiled_function_set_reducer(PyObject *reducer);
 
 #endif /* DYNAMO_C_H */

@@ -103,7 +103,13 @@ static PyObject *py_call_moving(PyObject *module, PyObject *const *args, Py_ssiz
     return result;
 }
 
+static PyObject *py_set_compiled_function_reducer(PyObject *module, PyObject *reducer) {
+    return compiled_function_set_reducer(reducer);
+}
+
 static PyMethodDef module_methods[] = {
+    {"set_compiled_function_reducer", py_set_compiled_function_reducer, METH_O,
+     "set_compiled_function_reducer(fn): fn(compiled) answers CompiledFunction.__reduce__"},
     {"call_moving", (PyCFunction)(void (*)(void))py_call_moving, METH_FASTCALL,
      "call_moving(fn, values: list) -> fn(*values), emptying values: fn's frame is the only holder of its "
      "arguments while it runs"},

@@ -12,7 +12,7 @@ import threading
 import types
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
-from . import _C, skipfiles
+from . import _C, serialization, skipfiles
 from .backends.registry import UnknownBackend, lookup_backend_deferred
 from .exc import InvalidBackend
 
@@ -122,8 +122,17 @@ def enable(
 
 def disable(fn: F | None = None) -> Any:
     """Run `fn` (decorator) or a block (`with dynamo.disable():`) without compiling anything."""
-    context = _CallbackContext(None)
-    return context if fn is None else context(fn)
+    if fn is None:
+        return _CallbackContext(None)
+    if isinstance(fn, _C.CompiledFunction):
+        fn = fn._dynamo_fn
+    if not callable(fn):
+        raise TypeError(f"dynamo.disable takes a callable, not {type(fn).__name__!r}")
+    # a CompiledFunction with no callback runs fn with the hook suspended; unlike a wrapper
+    # function it pickles (dynamo.serialization), so disabled functions travel to workers too
+    disabled = _C.CompiledFunction(fn, None)
+    functools.update_wrapper(disabled, fn)
+    return disabled
 
 
 def reset() -> None:
@@ -131,3 +140,6 @@ def reset() -> None:
     _C.reset()
     for callback in _callbacks.values():
         callback.reset()
+
+
+serialization.install()

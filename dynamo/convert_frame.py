@@ -6,6 +6,7 @@ them, so a function compiled for two backends keeps two sets of entries.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import types
@@ -165,6 +166,16 @@ def detached(error: Unsupported) -> Unsupported:
 
 # Tracing mutates shared state (caches, counters): one frame is compiled at a time.
 compile_lock = threading.RLock()
+
+
+def _new_compile_lock_in_child() -> None:
+    # a fork while another thread compiles copies the lock held: the child, which lacks that
+    # thread, would wait for it forever at its first compile
+    global compile_lock
+    compile_lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_new_compile_lock_in_child)
 
 
 @dataclass

@@ -26,6 +26,16 @@ SCRATCH_CACHE_BYTES = 64 << 20
 _scratch_cached = [0]
 
 
+def _forget_pool_in_child() -> None:
+    # the child of a fork has none of the pool's threads, and the lock may have been copied held
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
 def _thread_pool(workers: int) -> ThreadPoolExecutor:
     """The process's worker pool, created on first use (and again in a forked child, whose threads are gone)."""
     global _pool, _pool_pid

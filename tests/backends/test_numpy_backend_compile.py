@@ -115,10 +115,13 @@ def test_graph_from_the_frontend_compiles_fast() -> None:
     seconds = []
 
     def timed(gm, example_inputs):
-        start = time.perf_counter()
+        # CPU time of this thread: wall time on a loaded CI machine says nothing about compile cost
+        start = time.thread_time()
         compiled = backend(gm, example_inputs)
-        seconds.append(time.perf_counter() - start)
+        seconds.append(time.thread_time() - start)
         return compiled
 
     dynamo.compile(unrolled, backend=timed)(RNG.random(1000), RNG.random(1000))
-    assert seconds and seconds[0] < 0.25  # the benchmark suite holds the 50 ms target on quiet machines
+    # a bound against quadratic planning (seconds), not a speed target: the benchmark suite holds
+    # the 50 ms target on quiet machines
+    assert seconds and seconds[0] < 0.25
