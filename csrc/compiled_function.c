@@ -113,6 +113,10 @@ static PyObject *compiled_function_vectorcall(CompiledFunction *self, PyObject *
         eval_frame_resume(suspended);
         return result;
     }
+    if (compat_trace_installed(PyThreadState_GET())) {
+        /* a debugger or coverage traces this thread: the original code runs, every line of it */
+        return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+    }
     PyObject *slots[MAX_BOUND_SLOTS];
     PyObject *const *bound = NULL;
     CacheEntry *entry = lookup_before_frame(self, args, nargs, kwnames, slots, &bound);

@@ -51,6 +51,12 @@ static inline int compat_thread_is_tracing(PyThreadState *tstate) {
     return tstate->tracing > 0;
 }
 
+/* True while a trace function (sys.settrace: a debugger, coverage's tracer) is installed on this
+ * thread: it must see every line of the original code, so frames run as written. */
+static inline int compat_trace_installed(PyThreadState *tstate) {
+    return tstate->c_tracefunc != NULL;
+}
+
 /* ---- disposing of a frame the hook did not hand to the evaluator ----------------------
  * 3.11: the caller (_PyEval_Vector) clears and pops the frame it passed to the hook.
  * 3.12+: the evaluator clears and pops the frame it runs, so a frame the hook replaced by

@@ -281,7 +281,7 @@ static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, in
         take_over_moved(frame);
     }
     PyObject *callback = tls_callback;
-    if (callback == NULL || throwflag || compat_thread_is_tracing(tstate) ||
+    if (callback == NULL || throwflag || compat_thread_is_tracing(tstate) || compat_trace_installed(tstate) ||
         compat_frame_owned_by_generator(frame)) {
         return eval_default(tstate, frame, throwflag);
     }

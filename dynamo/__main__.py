@@ -8,7 +8,6 @@ import argparse
 import builtins
 import os
 import sys
-import traceback
 import types
 
 from . import api
@@ -83,7 +82,11 @@ def _print_user_traceback(error: BaseException, script: str) -> None:
     target = os.path.abspath(script)
     while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != target:
         tb = tb.tb_next
-    traceback.print_exception(type(error), error, tb if tb is not None else error.__traceback__)
+    if tb is not None:
+        error.__traceback__ = tb
+    # the interpreter's own display: on 3.11 only it adds NameError's and AttributeError's
+    # "Did you mean" hints (traceback.print_exception has them from 3.12 on)
+    sys.__excepthook__(type(error), error, error.__traceback__)
 
 
 if __name__ == "__main__":

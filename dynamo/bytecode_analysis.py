@@ -38,6 +38,7 @@ class CodeFacts:
     handler_depth: dict[int, int] = field(default_factory=dict)  # handler index -> stack depth there
     cells: frozenset[str] = frozenset()  # the code's cell variables
     read_by_calls: frozenset[str] = frozenset()  # locals every call may read (see _FRAME_READERS)
+    reads_frame: bool = False  # a call may read the frame's locals by name, its temporaries too
     _depths: list[int | None] | None = None
     _cycles: dict[int, bool] = field(default_factory=dict)
 
@@ -58,7 +59,7 @@ class CodeFacts:
 
     def may_read_locals_by_name(self, index: int) -> bool:
         """Whether instruction `index` is a call that may read the frame's locals by name."""
-        return bool(self.read_by_calls) and self.instructions[index].name in _CALLS
+        return self.reads_frame and self.instructions[index].name in _CALLS
 
     def stack_depth(self, index: int) -> int | None:
         """Items on the value stack before instruction `index` (None: unreachable from the start)."""
@@ -172,6 +173,7 @@ def analyze(code: types.CodeType) -> CodeFacts:
     facts = CodeFacts(instructions, label_index, offsets, cells=frozenset(code.co_cellvars))
     if _FRAME_READERS.intersection(code.co_names):
         facts.read_by_calls = frozenset(code.co_varnames) - facts.cells
+        facts.reads_frame = True  # even with no locals: a transformed frame's own would show
     facts.handler = {index: label_index[label] for index, label in covered.items() if label in label_index}
     index_at = {offset: index for index, offset in enumerate(offsets)}
     for entry in getattr(dis.Bytecode(code), "exception_entries", ()):

@@ -208,11 +208,13 @@ def output_local(index: int) -> str:
     return f"___graph_out_{index}"
 
 
-def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCodegen) -> types.CodeType:
+def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCodegen,
+             rerun_on_error: bool = False) -> types.CodeType:
     """The transformed code: the original prologue, the graph call, then `body`, then RETURN_VALUE.
 
     It keeps the original's names, closure layout, file and first line, and takes every argument
-    slot positionally (see bytecode_compat.flatten_signature)."""
+    slot positionally (see bytecode_compat.flatten_signature). With `rerun_on_error`, an exception
+    raised by the graph runs the frame's own code instead (see rerun_handler)."""
     original = bytecode_of(code)
     prologue: list[Any] = []
     for instr in original:
@@ -228,12 +230,64 @@ def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCod
     for instr in call.instructions + body.instructions:
         if isinstance(instr, Instr) and not compat.has_line(instr):
             instr.lineno = lineno
-    transformed = Bytecode(prologue + call.instructions + body.instructions + [Instr("RETURN_VALUE", lineno=lineno)])
+    graph_part: list[Any] = call.instructions
+    handler: list[Any] = []
+    if rerun_on_error and compiled is not None:
+        graph_part, handler = rerun_handler(code, graph_part, lineno)
+    transformed = Bytecode(prologue + graph_part + body.instructions + [Instr("RETURN_VALUE", lineno=lineno)]
+                           + handler)
     for attribute in ("argnames", "name", "qualname", "filename", "first_lineno", "docstring", "cellvars", "freevars",
                       "flags", "argcount", "posonlyargcount", "kwonlyargcount"):
         if hasattr(original, attribute):
             setattr(transformed, attribute, getattr(original, attribute))
     return compat.flatten_signature(assembler.to_code(transformed))
+
+
+def rerun_handler(code: types.CodeType, graph_part: list[Any], lineno: int) -> tuple[list[Any], list[Any]]:
+    """`graph_part` under a handler that, when the graph raises, runs the frame's own code from its
+    start in its place. The side effects a trace recorded are replayed only after the graph: one
+    recorded before an op that raises at run time (`LOG.append(x.sum())` before `np.take(x, i)`
+    out of bounds) would be lost. A graph that writes none of the frame's arrays has changed nothing
+    the program can see when it raises, so running the frame as written gives the program's own
+    effects and exception, in its order. Free while nothing raises (zero-cost exception tables);
+    the handler leaves the graph's exception behind before the rerun, so it is no __context__."""
+    from bytecode import FreeVar, Label, TryBegin, TryEnd
+
+    handler = Label()
+    region = TryBegin(handler, push_lasti=False)
+    names = code.co_varnames[:compat.argument_slots(code)]
+    rerun = PyCodegen(code)
+    rerun.append(*compat.callable_with_null([Instr("LOAD_CONST", _run_as_written)]))
+    rerun.load_const(compat.flatten_signature(code))
+    for name in code.co_freevars:
+        rerun.append(compat.load_closure_instr(FreeVar(name)))
+    rerun.build(tuple, len(code.co_freevars))
+    for name in names:
+        rerun.load_local(name)
+    rerun.end_call(2 + len(names))
+    tail = [handler, Instr("PUSH_EXC_INFO"), Instr("POP_TOP"), Instr("POP_EXCEPT"), *rerun.instructions,
+            Instr("RETURN_VALUE")]
+    for instr in tail:
+        if isinstance(instr, Instr):
+            instr.lineno = lineno
+    return [region, *graph_part, TryEnd(region)], tail
+
+
+def _run_as_written(code: types.CodeType, closure: tuple, *arguments: Any) -> Any:
+    """Run `code` (the frame's own, taking its argument slots positionally) with the calling
+    frame's globals; the hook leaves it alone, functions it calls are compiled as usual."""
+    import sys
+
+    from . import _C
+
+    _C.mark_skip(code)  # marked at each run: dynamo.reset() forgets marks
+    function = types.FunctionType(code, sys._getframe(1).f_globals, code.co_name, None, closure)
+    try:
+        return function(*arguments)
+    except BaseException as error:  # the traceback shows the user's frames, not this helper's
+        if error.__traceback__ is not None and error.__traceback__.tb_frame is sys._getframe():
+            error.__traceback__ = error.__traceback__.tb_next
+        raise
 
 
 def graph_call(code: types.CodeType, compiled: "CompiledGraph", lineno: int) -> list[Instr]:

@@ -90,7 +90,11 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
         break
     traced.append(body)
     compiled = output.compile_graph(body.graph_outputs)
-    result = CompiledFrame(output.guards, assemble(code, compiled, body), [compiled] if compiled else [], breaks=breaks,
+    # side effects wait for the graph: if it raises, the frame runs as written instead, unless the
+    # graph wrote arrays of the program's (the trace breaks before ops that may raise after such a write)
+    rerun = bool(output.side_effects) and not output.numpy.memory.writes
+    result = CompiledFrame(output.guards, assemble(code, compiled, body, rerun), [compiled] if compiled else [],
+                           breaks=breaks,
                            unhooked=starts_no_frames(code, compiled, body))
     result.dynamic = output.shape_env.report() + [
         f"{source.name()} is a run-time float: any value hits this graph (traced with {i.value!r})"
@@ -124,6 +128,22 @@ def check_reference_observers(code: types.CodeType) -> None:
                           f"{code.co_qualname} calls {', '.join(sorted(names))}, which sees the references "
                           "that compiled code holds (constants, caches, values passed across a graph break)",
                           "the function runs uncompiled; the functions it calls are still compiled")
+
+
+# Names through which a frame sees frames: compiled code runs a function in several frames (its
+# transformed code, resume functions, code run in Python), so `tb.tb_frame is sys._getframe()`
+# or a frame's f_back and f_locals would differ from plain Python's.
+_FRAME_OBSERVERS = frozenset({"_getframe", "currentframe", "tb_frame", "f_back", "f_locals"})
+
+
+def check_frame_observers(code: types.CodeType) -> None:
+    """A frame that looks at frames (its own or a traceback's) runs as written."""
+    names = _FRAME_OBSERVERS.intersection(_names_used(code))
+    if names:
+        raise Unsupported(Category.UNSUPPORTED_CALL,
+                          f"{code.co_qualname} reads frames ({', '.join(sorted(names))}), and compiled code runs "
+                          "it in frames of its own", "the function runs uncompiled; the functions it calls are "
+                          "still compiled")
 
 
 def _names_used(code: types.CodeType) -> set[str]:
@@ -279,6 +299,7 @@ class ConvertFrame:
         frame's own code (guarded on argument types, so the same inputs do not retrace)."""
         try:
             check_reference_observers(frame.f_code)
+            check_frame_observers(frame.f_code)
             with policy_scope(ShapePolicy(self.dynamic, self.shape_state, frame.f_code)):
                 return trace_frame(frame, self.backend, self.backend_name, self.fullgraph)
         except DynamicShapeError:

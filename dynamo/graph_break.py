@@ -133,9 +133,11 @@ class StartsInPython(CannotBreak):
     (resume.python_region)."""
 
 
-def check_breakable(tx: "InstructionTranslator", kind: BreakKind | None) -> None:
+def check_breakable(tx: "InstructionTranslator", kind: BreakKind | None, error: Unsupported | None = None) -> None:
     if kind is None:
         raise CannotBreak(f"the instruction {tx.instructions[tx.ip].name} cannot run on its own between two graphs")
+    if getattr(error, "no_break", False):
+        raise CannotBreak(f"{error.explanation}: the frame's own code raises it")
     why = cells_not_resumable(tx.code)
     if why:
         raise CannotBreak(why)
@@ -164,7 +166,7 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     """The tail of the transformed code when `tx` stopped before instruction tx.ip."""
     inst = tx.instructions[tx.ip]
     kind = break_kind(inst, error)
-    check_breakable(tx, kind)
+    check_breakable(tx, kind, error)
     cg = PyCodegen(tx.code)
     cg.rebuild = lambda nested: _rebuild_nested(cg, tx, nested)
     stack = _unbind_methods(tx, list(tx.stack))
@@ -299,14 +301,17 @@ def _values_passed_on(tx: "InstructionTranslator", kind: BreakKind, inst: Instr,
 
 
 def _reads_state(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTracker) -> bool:
-    """Rebuilding the value reads the program's state: an attribute, item, global or cell it, or
+    """Rebuilding the value reads the program's state: an attribute, item, global or cell (an argument
+    captured by a closure included) it, or
     anything it is rebuilt from (super()'s object, a bound method's self), was read from, or an
     attribute read lazily (`old = opts.display`: the value before the break)."""
     if isinstance(value, LazyAttributeVariable):
         return True
-    if value.source is not None:
-        return not isinstance(value.source, LocalSource)
-    return any(not isinstance(s, LocalSource) for s in cg.sources_read_by(lambda c: reconstruct(c, tx, value)))
+    # an argument captured by a closure is a cell that write_cells may give a new value
+    cells = tx.code.co_cellvars
+    sources = [value.source] if value.source is not None else \
+        cg.sources_read_by(lambda c: reconstruct(c, tx, value))
+    return any(not isinstance(s, LocalSource) or s.local_name in cells for s in sources)
 
 
 def _load_early(cg: PyCodegen, tx: "InstructionTranslator", values: list[VariableTracker], wanted: Any) -> None:

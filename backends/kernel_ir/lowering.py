@@ -7,6 +7,7 @@ lowers runs as NumPy code between kernels, and the reason is recorded.
 from __future__ import annotations
 
 import builtins
+import operator
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -296,6 +297,11 @@ class Lowerer:
         self.steps.append(HostStep(node.name, call, args, kwargs, result, reason, tuple(sorted(mutated))))
         if mutated:
             self.refresh_views(mutated, node)
+        target = node.args[0] if node.args else None
+        if node.target in INPLACE_OPERATORS and isinstance(target, Node) and target in self.env:
+            # `a *= 2` run by NumPy returns `a` itself: later ops on the result act on a's memory
+            # (the same root as a kernel-lowered in-place operator, so a later write lands there too)
+            self.root[node] = self.root.get(target, target)
 
     def refresh_views(self, buffers: set[str], at: Node) -> None:
         """Views lowered before a write into their memory re-read it: lower them again, now that their
@@ -305,6 +311,8 @@ class Lowerer:
             if self.position[node] >= self.position[at]:
                 break
             value = self.env.get(node)
+            if node in self.root:
+                continue  # an in-place result: its value is its root's
             if isinstance(value, TensorValue) and "view_of" in value.notes and self.memory_of(node) & buffers:
                 self.current = node
                 self.env[node] = self.lower_call(node)
@@ -458,6 +466,11 @@ class Lowerer:
                 refs[n] = Ref(refs[n].name, scalar=True)
         self.flush()
         return map_arg(node.args[0], lambda n: refs[n])
+
+
+INPLACE_OPERATORS = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+                               operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor,
+                               operator.ilshift, operator.irshift, operator.imatmul})
 
 
 def _is_mutation(node: Node) -> bool:

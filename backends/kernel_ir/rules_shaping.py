@@ -45,7 +45,11 @@ def lower_getitem(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[st
     basic = parse_basic_index(x.shape, args[1])
     if basic is None:
         raise Unsupported("advanced indexing (a gather) has no kernel lowering")
-    return _view(node, remap(x, basic.shape, basic.to_source))
+    value = remap(x, basic.shape, basic.to_source)
+    meta = node_meta(node)
+    if meta is not None and meta.scalar:
+        return value  # an integer for every axis: NumPy returns a scalar, a copy read here, not a view
+    return _view(node, value)
 
 
 @rule(attributes=("T",))

@@ -10,7 +10,7 @@ import sys
 from bytecode import Instr
 
 from .. import bytecode_compat as compat
-from ..exc import Category, unsupported
+from ..exc import Category, Unsupported, unsupported
 from ..variables.base import NULL
 from ..variables.builder import wrap_constant_result
 from ..variables.constant import ConstantVariable
@@ -90,7 +90,11 @@ class LoadStoreMixin:
             builtins = self.f_globals.get("__builtins__", __builtins__)
             builtins = builtins if isinstance(builtins, dict) else vars(builtins)
             if name not in builtins:
-                unsupported(Category.EXCEPTION, f"name {name!r} is not defined")
+                error = Unsupported(Category.EXCEPTION, f"name {name!r} is not defined")
+                # NameError's "Did you mean" hint reads the raising frame's locals: the frame's own
+                # code raises it (a transformed frame holds its values elsewhere)
+                error.no_break = True
+                raise error
             value = builtins[name]
         return self.output.builder(value, self.global_source(name))
 

@@ -116,6 +116,17 @@ class ArrayVariable(VariableTracker):
         tx.check_unroll_budget(length, "an array's first axis")
         return [tx.output.numpy.call_function(tx, operator.getitem, [self, ConstantVariable(i)], {}) for i in range(length)]
 
+    def iterator(self, tx: "Tx") -> VariableTracker:
+        """iter(a): each row (a view, or a scalar copy for a 1-d array) is read when the loop asks for
+        it, as NumPy's iterator does, so a loop body that writes `a` is seen by the later rows."""
+        from .iterators import ArrayIteratorVariable
+
+        if self.meta.scalar or self.meta.ndim == 0:
+            unsupported(Category.UNSUPPORTED_VALUE, f"iterating over {self.describe()}: a 0-d array is not iterable")
+        length = tx.output.static_size(self.meta.shape[0], "iterating over an array's first axis")
+        tx.check_unroll_budget(length, "an array's first axis")
+        return ArrayIteratorVariable(self, length)
+
     def reconstruct(self, codegen: "PyCodegen") -> None:
         if self.source is not None:  # an input array: the very same object
             codegen.load_source(self.source)

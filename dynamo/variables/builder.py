@@ -52,6 +52,14 @@ _TRACKED_PER_TYPE = 64
 _VALUE_TYPES = frozenset({int, float, complex, bool, str, bytes, type(None)})
 
 
+def own_getattribute(cls: type) -> bool:
+    """The class (not a library's) defines __getattribute__ in Python."""
+    from ..skipfiles import is_skipped
+
+    method = getattr(cls, "__getattribute__", None)
+    return isinstance(method, types.FunctionType) and not is_skipped(method.__code__)
+
+
 class VariableBuilder:
     """Wraps one real value reached through `source`, installing the guards its kind needs."""
 
@@ -70,6 +78,11 @@ class VariableBuilder:
                 self.guard(source, GuardKind.SAME_AS, known[1].source)
             return known[1]
         handler = _BY_TYPE.get(type(value))
+        if handler is None and own_getattribute(type(value)):
+            # every isinstance() of the trace would call it (through __class__): the program's
+            # code would run more often than the program runs it
+            unsupported(Category.UNSUPPORTED_VALUE, f"a {type(value).__qualname__} object, whose class defines "
+                        "__getattribute__: reading anything of it runs the program's code")
         if handler is None:
             handler = next((h for check, h in _BY_CHECK if check(value)), VariableBuilder.wrap_object)
         variable = handler(self, value, source)
@@ -154,9 +167,11 @@ class VariableBuilder:
         return ListVariable([], read_items=read_items, source=source)
 
     def wrap_dict(self, value: dict, source: Source) -> VariableTracker:
-        from .dicts import ConstDictVariable, DictKeysAre
+        from .dicts import ConstDictVariable, DictKeysAre, hashes_in_python
 
         check_container_size(len(value), "a dict read from the frame")
+        if any(hashes_in_python(key) for key in value):  # its guards and reads would hash them anew
+            unsupported(Category.UNSUPPORTED_VALUE, "a dict whose keys hash with the program's own __hash__ or __eq__")
         self.guard(source, GuardKind.TYPE_IS, type(value))
         # the keys, in order: iteration order and the write-back of mutations depend on it
         self.guard(source, GuardKind.CALL, DictKeysAre(tuple(value)))

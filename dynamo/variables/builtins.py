@@ -56,6 +56,23 @@ OPERATOR_DUNDERS: dict[Any, tuple[str | None, str | None]] = {
 }
 
 
+_COMPARISONS = frozenset({operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne})
+
+
+def _reflected_first(fn: Any, args: Args) -> bool:
+    """Python tries the right operand's reflected method first when its class is a proper subclass
+    of the left's: always for comparisons, for arithmetic when the subclass overrides it."""
+    from .objects import UserObjectVariable
+
+    if len(args) != 2 or not all(isinstance(a, UserObjectVariable) for a in args):
+        return False
+    left, right = args[0].python_type(), args[1].python_type()
+    reflected = OPERATOR_DUNDERS[fn][1]
+    if reflected is None or left is right or not issubclass(right, left):
+        return False
+    return fn in _COMPARISONS or getattr(right, reflected, None) is not getattr(left, reflected, None)
+
+
 # Builtins that turn an array into a Python value: its data must exist, so the graph ends here.
 _NEEDS_DATA = frozenset({float, int, bool, complex, str, repr, format, hash, print})
 
@@ -108,6 +125,11 @@ class BuiltinVariable(VariableTracker):
             if result is not None:
                 return result
         if self.fn in OPERATOR_DUNDERS and not kwargs:
+            if _reflected_first(self.fn, args):
+                for position, last_chance in ((1, False), (0, True)):
+                    result = args[position].apply_operator(tx, self.fn, args, position, last_chance=last_chance)
+                    if result is not None:
+                        return result
             for position, operand in enumerate(args[:2]):
                 result = operand.apply_operator(tx, self.fn, args, position)
                 if result is not None:
@@ -124,9 +146,14 @@ class BuiltinVariable(VariableTracker):
         if self.fn in _IN_PLACE and args:
             method, binary = _IN_PLACE[self.fn]
             if args[0].identity_is_tracked() and args[0].has_attribute(tx, method):
-                return args[0].call_method(tx, method, args[1:], kwargs)  # lists, sets, objects: in place
+                result = args[0].call_method(tx, method, args[1:], kwargs)  # lists, sets, objects: in place
+                if not (result.is_python_constant() and result.as_python_constant() is NotImplemented):
+                    return result
             # without an in-place method (immutable values) `t += u` is `t = t + u`
             return BuiltinVariable(binary).call_function(tx, args, kwargs)
+        if self.fn is type and len(args) == 3:
+            # a new class at each call, whose __module__ is the caller's __name__: made by Python
+            unsupported(Category.UNSUPPORTED_CALL, "type(name, bases, namespace) makes a new class at each call")
         if self.fn in _FOLDABLE and all(a.has_constant_contents() for a in [*args, *kwargs.values()]):
             return _fold(self.fn, args, kwargs)
         unsupported(Category.UNSUPPORTED_CALL, f"calling {self.describe()} with {_describe_args(args)}")

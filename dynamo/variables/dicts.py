@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import operator
+import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -264,10 +265,26 @@ def _wrap_key(key: Any) -> VariableTracker:
     return wrap_constant_result(key)
 
 
+def hashes_in_python(value: Any) -> bool:
+    """Hashing `value` runs the program's code (a class's own __hash__ or __eq__, also inside a
+    tuple or frozenset): a trace would run it more often than the program, so it is not traced."""
+    if isinstance(value, (tuple, frozenset)):
+        return any(hashes_in_python(item) for item in value)
+    from ..skipfiles import is_skipped
+
+    cls = type(value)
+    methods = [getattr(cls, name, None) for name in ("__hash__", "__eq__")]
+    # a library's (enum's, a dataclass made in site-packages) is no code of the program's
+    return any(isinstance(m, types.FunctionType) and not is_skipped(m.__code__) for m in methods)
+
+
 def _key(key: VariableTracker) -> Any:
     if not key.is_python_constant():
         unsupported(Category.UNSUPPORTED_VALUE, f"a dict key that is {key.describe()}")
     value = key.as_python_constant()
+    if hashes_in_python(value):
+        unsupported(Category.UNSUPPORTED_VALUE, f"a dict key of class {type(value).__qualname__}, whose own "
+                    "__hash__ or __eq__ runs in Python as often as the program calls it")
     try:
         hash(value)
     except TypeError:

@@ -104,6 +104,28 @@ class ListIteratorVariable(IteratorVariable):
         codegen.get_iter()
 
 
+class ArrayIteratorVariable(ListIteratorVariable):
+    """iter() of an ndarray: row i is indexed when next() asks for it, not when the loop starts
+    (a 1-d array's items are scalar copies: one read before a write keeps the old value, one read
+    after sees the new). A graph break rebuilds NumPy's iterator at the same position."""
+
+    def __init__(self, array: VariableTracker, length: int, **kwargs: Any) -> None:
+        super().__init__([], container=array, **kwargs)
+        self.length = length
+
+    def describe(self) -> str:
+        return f"an iterator over {self.length} rows of an array"
+
+    def next_item(self, tx: "Tx") -> VariableTracker | None:
+        import operator
+
+        if not self.exhausted and len(self.items) < self.length:
+            assert self.container is not None
+            self.items.append(tx.output.numpy.call_function(tx, operator.getitem,
+                                                            [self.container, ConstantVariable(len(self.items))], {}))
+        return super().next_item(tx)
+
+
 def _zip_of(strict: bool, done: bool, *iterators: Any) -> Any:
     """zip() over iterators rebuilt at a graph break, where the traced zip left off."""
     return iter(()) if done else zip(*iterators, strict=strict)

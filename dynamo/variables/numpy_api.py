@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import numpy as np
 
 from ..device_arrays import DeviceArrayType, device_of, dispatches_to_device, entry_of, is_device_array
+from ..effect_order import EffectOrder
 from ..exc import Category, unsupported
 from ..fx_ir import ops as registry
 from ..fx_ir.ops.errors import DataDependentShape
@@ -180,6 +181,7 @@ class NumpyOps:
     def __init__(self, output: "OutputGraph") -> None:
         self.output = output
         self.memory = InputMemory(output)
+        self.order = EffectOrder(output)
 
     # ---- questions the array variable asks ----------------------------------------------------------
     def has_array_attribute(self, name: str) -> bool:
@@ -267,6 +269,7 @@ class NumpyOps:
                 unsupported(Category.UNSUPPORTED_VALUE, f"{label} is given the structured dtype {value.value}",
                             _STRUCTURED_WHY)
         effects = op.effects(*meta_args, **meta_kwargs)
+        self.order.before_op(op, meta_args, meta_kwargs, bool(effects.mutates), label)
         for ref in effects.mutates:  # before the node exists: this may give up
             self.memory.written(array_bases([_argument(args, kwargs, ref)]))
         graph_args = tuple(graph_argument(a) for a in args)

@@ -338,14 +338,18 @@ class UserObjectVariable(VariableTracker):
         source = AttrSource(self._class_source(), name) if self._class_source() is not None else None
         return UserMethodVariable(_wrap(tx, attribute, source), self)
 
-    def apply_operator(self, tx: "Tx", fn: Any, args: list[VariableTracker], position: int) -> VariableTracker | None:
+    def apply_operator(self, tx: "Tx", fn: Any, args: list[VariableTracker], position: int,
+                       last_chance: bool | None = None) -> VariableTracker | None:
+        """`last_chance`: no operand is asked after this one (by default: the right operand is last;
+        a subclass on the right is asked first, see builtins._reflected_first)."""
         from .builtins import OPERATOR_DUNDERS
         from .constant import ConstantVariable
 
         forward, reflected = OPERATOR_DUNDERS[fn]
         name = forward if position == 0 else reflected
         others = [a for i, a in enumerate(args) if i != position]
-        last_chance = position == len(args) - 1
+        if last_chance is None:
+            last_chance = position == len(args) - 1
         method = self._dunder(tx, name) if name else None
         negate = False
         if method is None and name == "__ne__":  # object.__ne__ inverts __eq__
@@ -431,6 +435,11 @@ class NewObjectVariable(UserObjectVariable):
         if type(target) is not type or target.__new__ is not object.__new__:
             unsupported(Category.UNSUPPORTED_CALL, f"creating a {target.__qualname__}, whose metaclass or __new__ "
                         "runs custom code", "create the object outside the compiled function and pass it in")
+        from .builder import own_getattribute
+
+        if own_getattribute(target):
+            unsupported(Category.UNSUPPORTED_CALL, f"creating a {target.__qualname__}, whose __getattribute__ would "
+                        "run for every look-up of the trace", "create the object outside the compiled function")
         if getattr(target, "__del__", None) is not None:
             # the bare stand-in would be finalized by the collector (a __del__ that plain Python
             # never runs, on an object whose __init__ never ran), and one the frame drops must be

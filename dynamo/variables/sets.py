@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..exc import Category, unsupported
 from .base import BoundMethodVariable, VariableTracker, unsupported_method
+from .dicts import hashes_in_python
 from .iterators import IteratorVariable
 
 if TYPE_CHECKING:
@@ -128,6 +129,9 @@ def _element(value: VariableTracker) -> Any:
         unsupported(Category.UNSUPPORTED_VALUE, f"a set element that is {value.describe()}",
                     "sets while tracing hold constants only")
     element = value.as_python_constant()
+    if hashes_in_python(element):
+        unsupported(Category.UNSUPPORTED_VALUE, f"a set element of class {type(element).__qualname__}, whose own "
+                    "__hash__ or __eq__ runs in Python as often as the program calls it")
     try:
         hash(element)
     except TypeError:

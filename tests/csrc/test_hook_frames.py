@@ -327,23 +327,24 @@ def test_config_skip_dirs_skips_user_files(monkeypatch, tmp_path):
     assert len(_C.cache_entries(user.__code__)) == 1
 
 
-def test_frames_of_a_trace_function_are_not_intercepted():
+def test_frames_of_a_profile_function_are_not_intercepted():
+    """(A trace function makes frames run as written altogether: test_hook_tracing.)"""
     traced = []
 
-    def tracer(frame, event, arg):
+    def profiler(frame, event, arg):
         if event == "call":
-            traced.append(leaf(0))  # a Python frame started by the trace function
+            traced.append(leaf(0))  # a Python frame started by the profile function
         return None
 
     rec = Recorder()
-    old = sys.gettrace()
-    sys.settrace(tracer)
+    old = sys.getprofile()
+    sys.setprofile(profiler)
     try:
         _C.CompiledFunction(middle, rec)(1)
     finally:
-        sys.settrace(old)
+        sys.setprofile(old)
     assert rec.names == ["middle", "leaf"]
-    assert traced  # the tracer ran, and its leaf() calls never reached the callback
+    assert traced  # the profiler ran, and its leaf() calls never reached the callback
 
 
 def test_disable_inside_a_compiled_function_hides_frames():

@@ -1,0 +1,78 @@
+"""What a program sees of itself is what plain Python shows: classes made with type() belong to
+the caller's module, locals() and vars() hold the user's names only, a caught traceback's frame
+is the function's own, and NameError's "Did you mean" hint survives `python -m dynamo run`."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from semantics_helpers import BACKENDS, check_same
+
+
+def class_made_by_type(x):
+    made = type("Made", (), {})
+    return made.__module__, made.__qualname__, x + 1
+
+
+def lambda_reads_its_locals_after_a_break(x):
+    y = x + 1
+    print(y.sum())
+    read = lambda: sorted(locals())  # noqa: E731
+    return read(), sorted(locals())
+
+
+def caught_traceback_frame_is_the_functions(x):
+    try:
+        raise ValueError("caught")
+    except ValueError as error:
+        tb = error.__traceback__
+    return tb.tb_frame is sys._getframe(), x + 1
+
+
+def struct_sequences_keep_their_names(x):
+    info = sys.float_info
+    print(info.dig)
+    return info.max, info, sys.version_info.major, x + 1
+
+
+CASES = [class_made_by_type, lambda_reads_its_locals_after_a_break, caught_traceback_frame_is_the_functions,
+         struct_sequences_keep_their_names]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", CASES, ids=[fn.__name__ for fn in CASES])
+def test_introspection_matches_plain(fn, backend, capsys):
+    check_same(fn, lambda: (np.ones(3),), backend)
+
+
+def test_each_call_makes_a_new_class():
+    import dynamo
+
+    compiled = dynamo.compile(lambda x: (type("Made", (), {}), x + 1), backend="eager")
+    assert compiled(np.ones(2))[0] is not compiled(np.ones(2))[0]
+
+
+PROGRAM = """
+import numpy as np
+
+def f(x):
+    value = x + 1
+    return valeu * 2
+
+f(np.ones(2))
+"""
+
+
+def test_name_error_hint_under_dynamo_run(tmp_path):
+    script = tmp_path / "misspelled.py"
+    script.write_text(PROGRAM)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "PYTHONPATH": root}
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    compiled = subprocess.run([sys.executable, "-m", "dynamo", "run", str(script)], capture_output=True, text=True,
+                              timeout=120, env=env)
+    assert plain.returncode == compiled.returncode == 1
+    hint = "Did you mean: 'value'?"
+    assert hint in plain.stderr and hint in compiled.stderr, compiled.stderr
