@@ -5,12 +5,11 @@ frame is decided by convert_frame.ConvertFrame.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import threading
 import types
-from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from . import _C, serialization, skipfiles
 from .backends.registry import UnknownBackend, lookup_backend_deferred

@@ -65,7 +65,7 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
             reason = explain_break(tx, reason)
             try:
                 body = codegen_break(tx, reason)
-            except StartsInPython as why:
+            except StartsInPython:
                 region = resume.python_region(code, tx.ip)
                 if region is None:
                     raise describe_cannot_break(reason, NoHandOff(

@@ -6,7 +6,7 @@ import operator
 import time
 import types
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -21,12 +21,8 @@ from .side_effects import SideEffects
 from .sources import Source
 from .variables.arrays import ArrayVariable
 from .variables.base import VariableTracker
-from .variables.constant import ConstantVariable
 from .variables.builder import VariableBuilder
 from .variables.numpy_api import NumpyOps
-
-if TYPE_CHECKING:
-    from .translator.core import InstructionTranslatorBase as Tx
 
 graph_log = get_artifact_logger("graph")
 

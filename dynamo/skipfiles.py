@@ -23,7 +23,7 @@ def _library_dirs() -> tuple[str, ...]:
 @lru_cache(maxsize=None)
 def _dynamo_dirs() -> tuple[str, ...]:
     # fx_ir/ and backends/ install under dynamo/, but in a source checkout they are siblings.
-    from . import backends, fx_ir  # noqa: F401  (imported lazily: they may import numpy)
+    from . import backends, fx_ir  # imported lazily: they may import numpy
 
     dirs = {os.path.dirname(os.path.abspath(m.__file__)) for m in (fx_ir, backends)}
     dirs.add(os.path.dirname(os.path.abspath(__file__)))

@@ -287,7 +287,7 @@ class Graph:
 
     def print_tabular(self) -> None:
         """Print one row per node: opcode, name, target, args, kwargs."""
-        print(self.format_tabular())
+        print(self.format_tabular())  # noqa: T201  (printing is what it is for)
 
 
 def _same_str(a: Any, b: Any) -> bool:

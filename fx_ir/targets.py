@@ -9,8 +9,8 @@ import sys
 from typing import Any
 
 import numpy as np
-import numpy.fft  # noqa: F401  (np.fft is not imported by `import numpy` itself)
-import numpy.linalg  # noqa: F401
+import numpy.fft  # np.fft is not imported by `import numpy` itself
+import numpy.linalg
 
 # Searched in order, so the shortest public spelling wins (np.matmul, not np.linalg.matmul).
 _NUMPY_NAMESPACES: tuple[tuple[str, Any], ...] = (

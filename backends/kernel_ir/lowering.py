@@ -18,10 +18,10 @@ import sympy
 
 from ...fx_ir import Graph, GraphModule, Node, TensorMeta, map_aggregate, map_arg
 from ...fx_ir.ops import OpKind, lookup_attribute, lookup_function, lookup_method
-from .exprs import Expr, Reduce, index_var, loads, substitute, where, IndexValue, cast
+from .exprs import Expr, Reduce, index_var, loads, substitute
 from .program import HostStep, Kernel, Program, Ref
 from .scheduling import NeedsRealize, PendingStore, build_kernel
-from .values import Buffer, TensorValue, buffer_value, parse_basic_index, sizes
+from .values import Buffer, TensorValue, buffer_value, sizes
 
 log = logging.getLogger("dynamo.output_code")
 

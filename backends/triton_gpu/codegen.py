@@ -317,7 +317,7 @@ class KernelWriter:
                 strides += [(name, d) for d, s in enumerate(buf.strides) if s in used]
         sizes = self.size_symbols()
         params = [f"{b}_ptr" for b in buffers] + [f"s_{b}_{d}" for b, d in strides] + sizes
-        head = [f"@triton.jit", f"def {k.name}({', '.join(params)}):"]
+        head = ["@triton.jit", f"def {k.name}({', '.join(params)}):"]
         head += [f"    # {line}" for line in k.describe().splitlines()[:1]]
         head.append("    pid = tl.program_id(0)")
         head += self.axis_lines()

@@ -9,7 +9,7 @@ import dis
 import types
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
-from bytecode import Bytecode, Instr, Label
+from bytecode import Instr, Label
 
 from .. import config
 from ..bytecode_analysis import analyze

@@ -113,7 +113,7 @@ class UserFunctionVariable(BaseFunctionVariable):
         cells = []
         for i, cell in enumerate(self.fn.__closure__ or ()):
             source = ItemSource(AttrSource(self.source, "__closure__"), i) if self.source else None
-            cells.append(tx.output.side_effects.track_cell(cell, lambda: _external_cell(tx, cell, source)))
+            cells.append(tx.output.side_effects.track_cell(cell, functools.partial(_external_cell, tx, cell, source)))
         return cells
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:

@@ -164,8 +164,8 @@ def einsum_shape(subscripts: str, shapes: Sequence[Shape]) -> tuple[Shape, bool]
             dims = list(shape[:at]) + list(shape[at + extra:])
         else:
             if len(named) != len(shape):
-                raise ValueError(f"operand has more dimensions than subscripts given in einstein sum, "
-                                 f"but no '...' ellipsis provided to broadcast the extra dimensions."
+                raise ValueError("operand has more dimensions than subscripts given in einstein sum, "
+                                 "but no '...' ellipsis provided to broadcast the extra dimensions."
                                  if len(shape) > len(named) else
                                  "einstein sum subscripts string contains too many subscripts for operand")
             dims = list(shape)
@@ -194,7 +194,7 @@ def einsum_shape(subscripts: str, shapes: Sequence[Shape]) -> tuple[Shape, bool]
             raise ValueError("output has more dimensions than subscripts given in einstein sum, but "
                              "no '...' ellipsis provided to broadcast the extra dimensions.")
     else:
-        out_labels = (["..."] if ellipsis_shapes else []) + sorted(l for l, c in counts.items() if c == 1)
+        out_labels = (["..."] if ellipsis_shapes else []) + sorted(label for label, c in counts.items() if c == 1)
     shape: list[Any] = []
     for label in out_labels:
         shape.extend(ell if label == "..." else [sizes[label]])

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from ..lazy_sympy import is_sympy, sympy
+from ..lazy_sympy import is_sympy
 
 from ..tensor_meta import TensorMeta
 from .errors import UnsupportedArguments

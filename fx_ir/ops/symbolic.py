@@ -182,7 +182,7 @@ class HintOracle(StructuralOracle):
 
 
 _ORACLE: contextvars.ContextVar[SizeOracle] = contextvars.ContextVar(
-    "dynamo_fx_ir_size_oracle", default=StructuralOracle())
+    "dynamo_fx_ir_size_oracle", default=StructuralOracle())  # noqa: B039  (the oracle keeps no state)
 
 
 def current_oracle() -> SizeOracle:
