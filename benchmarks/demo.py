@@ -79,7 +79,12 @@ def main() -> None:
         return y * y
 
     print_("\nA data-dependent branch (dynamo.explain):")
-    print_(dynamo.explain(branchy)(rng.standard_normal(1000)))
+    report = dynamo.explain(branchy)(rng.standard_normal(1000))
+    print_(report)
+    page = HERE / "results" / "demo_explain.html"
+    page.parent.mkdir(exist_ok=True)
+    page.write_text(report.to_html(title="dynamo explain: the demo's branchy(x)"), encoding="utf-8")
+    print_(f"\nThe same report as a page (source coloured by what was compiled, graph pictures): {page}")
 
 if __name__ == "__main__":
     ensure_venv(("test",))

@@ -20,9 +20,12 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("run", "explain"))
     parser.add_argument("--backend", default="numpy", help="backend name (default: numpy)")
+    parser.add_argument("--html", metavar="PATH", help="explain: also write the report as an HTML page to PATH")
     parser.add_argument("script", help="the Python program to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the program")
     options = parser.parse_args(argv)
+    if options.html and options.command != "explain":
+        parser.error("--html goes with the explain command")
     if not os.path.isfile(options.script):
         parser.error(f"no such file: {options.script}")
     try:
@@ -44,9 +47,21 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         sys.stdout.flush()
         if options.command == "explain":
-            report = report_from(callback)
+            report = report_from(_everything_compiled(callback))
             print(f"\n=== dynamo explain: {options.script} ===\n{report.format(guards=0)}", file=sys.stderr)
+            if options.html:
+                with open(options.html, "w", encoding="utf-8") as page:
+                    page.write(report.to_html(title=f"dynamo explain: {options.script}"))
+                print(f"=== HTML report written to {options.html} ===", file=sys.stderr)
     return status
+
+
+def _everything_compiled(main_callback: object) -> types.SimpleNamespace:
+    """What every callback compiled, `enable()`'s first: the program's own `@dynamo.compile`
+    functions have callbacks of their own, and the report covers them too."""
+    callbacks = [main_callback, *(c for c in api._callbacks.values() if c is not main_callback)]
+    return types.SimpleNamespace(compiled_frames=[f for c in callbacks for f in c.compiled_frames],
+                                 recompiles=[r for c in callbacks for r in c.recompiles])
 
 
 def _run_as_main(script: str) -> None:

@@ -143,6 +143,8 @@ class ExplainOutput:
     notes_per_graph: list[list[str]] = field(default_factory=list)
     # per frame with dynamic sizes: its symbols and their origins, specializations, size guards
     dynamic_by_frame: list[tuple[str, list[str]]] = field(default_factory=list)
+    # what the HTML page draws (frames with line spans and counts, graph nodes): explain_page.PageData
+    page: Any = None
 
     @property
     def graph_count(self) -> int:
@@ -173,6 +175,12 @@ class ExplainOutput:
 
     def __str__(self) -> str:
         return self.format()
+
+    def to_html(self, title: str = "dynamo explain") -> str:
+        """The report as one self-contained HTML page (source view, graph pictures, guards)."""
+        from .explain_html import render
+
+        return render(self, title)
 
     def format(self, guards: int | None = 8) -> str:
         """The report; `guards`: how many guards to list per frame (None: all, 0: only a count)."""
@@ -278,8 +286,10 @@ def report_from(callback: Any) -> ExplainOutput:
         summaries.append(FrameSummary(code.co_qualname, f"{code.co_filename}:{code.co_firstlineno}",
                                       len(compiled.graphs), len(compiled.breaks), kind))
     recompiles = [f"{code.co_qualname}: {'; '.join(why)}" for code, why in callback.recompiles]
+    from .explain_page import collect
+
     return ExplainOutput(graphs, reasons, ops, guards, recompiles, seconds, frames, summaries, by_frame, notes,
-                         dynamic)
+                         dynamic, collect(callback))
 
 
 def _op_name(node: Any) -> str:
