@@ -309,7 +309,7 @@ def graph_call(code: types.CodeType, compiled: "CompiledGraph", lineno: int) -> 
             return int(location.lineno)  # an op of this function: the line plain Python shows
         return lineno
 
-    inline = graph_instructions(compiled, load_input, outputs, line_of)
+    inline = graph_instructions(compiled, load_input, outputs, line_of, code.co_filename)
     if inline is not None:
         compiled.inlined = True
         output_code_log.debug("the graph of %s runs inline: its forward's instructions, spliced into the "

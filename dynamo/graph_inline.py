@@ -43,12 +43,14 @@ def function_of(compiled: "CompiledGraph") -> Any:
 
 
 def graph_instructions(compiled: "CompiledGraph", load_input: Callable[[Any], list[Instr]],
-                       outputs: list[str], line_of: Callable[[Any], int]) -> list[Instr] | None:
+                       outputs: list[str], line_of: Callable[[Any], int],
+                       user_filename: str | None = None) -> list[Instr] | None:
     """Instructions that compute the graph in place and store its outputs in `outputs`, or None
     when its function cannot be spliced (then the caller emits a call).
 
     `load_input(graph_input)` gives the instructions that push one input; `line_of(node)` the
-    user's line for a node of the graph (its op), or for None the line of the graph as a whole."""
+    user's line for a node of the graph (its op), or for None the line of the graph as a whole.
+    A function the backend compiled at the lines of `user_filename` (fx_ir.user_lines) keeps them."""
     function = function_of(compiled)
     code = _spliceable_code(function, len(compiled.inputs))
     if code is None:
@@ -57,7 +59,8 @@ def graph_instructions(compiled: "CompiledGraph", load_input: Callable[[Any], li
     if body is None:
         return None
     rename = {name: PREFIX + name for name in code.co_varnames}
-    lines = _user_lines(body, compiled, line_of)
+    at_user_lines = user_filename is not None and code.co_filename == user_filename
+    lines = {} if at_user_lines else _user_lines(body, compiled, line_of)
     spliced: list[Instr] = []
     for graph_input, param in zip(compiled.inputs, code.co_varnames):
         spliced += load_input(graph_input)
@@ -66,7 +69,8 @@ def graph_instructions(compiled: "CompiledGraph", load_input: Callable[[Any], li
     for instr in body[:-1]:
         if isinstance(instr, SetLineno):
             continue
-        line = lines.get(instr.lineno, line) if compat.has_line(instr) else line
+        if compat.has_line(instr):
+            line = instr.lineno if at_user_lines else lines.get(instr.lineno, line)
         new = _translate(instr, rename, function.__globals__)
         if new is None:
             return None

@@ -263,10 +263,24 @@ class OutputGraph:
         if notes:
             graph_log.info("backend %s on the graph for %s:\n  %s", self.backend_name, self.code.co_qualname,
                            "\n  ".join(notes))
+        share_warning_registry(compiled_fn, self.root_globals)
         # the graph is NumPy code only: run it with the hook off, so that nothing in it is traced
         compiled_fn = _C.CompiledFunction(compiled_fn, None)
         ops = [n.target for n in self.graph.nodes if n.op not in ("placeholder", "output")]
         return CompiledGraph(gm, compiled_fn, inputs, unique, seconds, ops, notes)
+
+
+def share_warning_registry(compiled_fn: Any, user_globals: dict) -> None:
+    """Generated code warns at the user's lines (fx_ir.user_lines); with the user's module name and
+    warnings registry in its globals too, a warning shows once per line of the program as in plain
+    Python, not once more per compiled graph (each has globals of its own)."""
+    function = getattr(compiled_fn, "__func__", compiled_fn)
+    namespace = getattr(function, "__globals__", None)
+    if not isinstance(namespace, dict) or namespace is user_globals or not isinstance(user_globals, dict):
+        return
+    namespace["__warningregistry__"] = user_globals.setdefault("__warningregistry__", {})
+    if "__name__" in user_globals:
+        namespace["__name__"] = user_globals["__name__"]
 
 
 def backend_notes(compiled_fn: Any) -> list[str]:

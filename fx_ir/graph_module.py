@@ -1,6 +1,8 @@
 """GraphModule: a Graph plus the attributes it reads, compiled into a real Python `forward`.
 
-Generated source is registered in linecache, so tracebacks and inspect show the lines that run.
+Generated source is registered in linecache under its own name; where it names the user's lines
+(`# File "...", line N` comments) its code runs at them (user_lines), so that tracebacks and
+warnings show the program's lines, as plain Python does.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Any
 from .codegen import PythonCode
 from .graph import Graph
 from .node import Opcode
+from .user_lines import compile_at_user_lines
 
 # Process-wide, so every generated file name is unique even across GraphModules.
 _source_counter = itertools.count()
@@ -83,7 +86,7 @@ class GraphModule:
         filename = f"<fx_ir-generated-{next(_source_counter)}>"
         linecache.cache[filename] = (len(code.src), None, code.src.splitlines(keepends=True), filename)
         namespace = dict(code.globals)
-        exec(compile(code.src, filename, "exec"), namespace)
+        exec(compile_at_user_lines(code.src, filename), namespace)
         forward = namespace["forward"]
         # Drop the linecache entry with the function, so recompiling in a loop does not leak sources.
         weakref.finalize(forward, linecache.cache.pop, filename, None)

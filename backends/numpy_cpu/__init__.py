@@ -16,6 +16,7 @@ from itertools import count
 from typing import Any
 
 from ...fx_ir import GraphModule
+from ...fx_ir.user_lines import compile_at_user_lines
 from ..registry import register_backend
 from .blocking import Machine, decide, this_machine
 from .plan import Plan, make_plan
@@ -77,7 +78,7 @@ class NumpyBackend:
         linecache.cache[filename] = (len(source.src), None, source.src.splitlines(keepends=True), filename)
         namespace = dict(source.globals)
         namespace["self"] = plan.module  # get_attr nodes read `self.<name>`
-        exec(compile(source.src, filename, "exec"), namespace)
+        exec(compile_at_user_lines(source.src, filename), namespace)
         # Kernels whose blocks have the same shapes share scratch sets: they run one after another,
         # so one set serves them all and stays in cache (an unrolled loop has hundreds of such
         # kernels; a set each would be a cold buffer per kernel where NumPy reuses one hot one).
