@@ -2,6 +2,11 @@
 returns, shows the guards dynamo installed, and times compiled against plain calls side by side.
 
 Run: python3 benchmarks/demo.py   (sets up .venv/ on first use)
+     python benchmarks/demo.py --installed --quick   (the dynamo installed in that Python, small sizes)
+
+--installed uses the Python that runs the script as it is (a virtualenv where the wheel is installed)
+instead of the checkout's .venv/; --quick runs small inputs and few timing rounds. The exit status
+is 1 when a compiled result differs from plain NumPy's.
 """
 from __future__ import annotations
 
@@ -33,17 +38,20 @@ def trivial(x):
     return x
 
 
-def workloads(rng):
+def workloads(rng, scale=1):
+    """(label, function, arguments); `scale` divides the input sizes (--quick)."""
+    points, rows, options = 200_000 // scale, 1024 // scale, 1_000_000 // scale
     return [
-        ("kmeans step, 200k points", kmeans_step, (rng.standard_normal((200_000, 2)), rng.standard_normal((8, 2)))),
-        ("row softmax, 1024x1024 f32", softmax, (rng.standard_normal((1024, 1024)).astype(np.float32),)),
-        ("Black-Scholes, 1M options", black_scholes_call,
-         (rng.uniform(50, 150, 1_000_000), rng.uniform(50, 150, 1_000_000), rng.uniform(0.1, 2, 1_000_000), 0.02, 0.3)),
+        (f"kmeans step, {points // 1000}k points", kmeans_step,
+         (rng.standard_normal((points, 2)), rng.standard_normal((8, 2)))),
+        (f"row softmax, {rows}x{rows} f32", softmax, (rng.standard_normal((rows, rows)).astype(np.float32),)),
+        (f"Black-Scholes, {options // 1000}k options", black_scholes_call,
+         (rng.uniform(50, 150, options), rng.uniform(50, 150, options), rng.uniform(0.1, 2, options), 0.02, 0.3)),
         ("trivial f(x) -> x", trivial, (1.0,)),
     ]
 
 
-def main() -> None:
+def main(quick: bool = False) -> int:
     import functools
 
     import dynamo
@@ -56,12 +64,15 @@ def main() -> None:
     print_("Guards installed on first call (DYNAMO_LOGS=guards):")
     set_logs("guards")
     rows = []
-    for label, fn, args in workloads(rng):
+    scale, rounds = (16, 2) if quick else (1, 7)
+    cases = workloads(rng, scale)
+    for label, fn, args in cases:
         compiled = dynamo.compile(fn)
         result, expected = compiled(*args), fn(*args)
         same = type(result) is type(expected) and np.array_equal(result, expected)
-        calls = 100_000 if fn is trivial else 3
-        times = interleaved_medians({"plain": lambda: fn(*args), "compiled": lambda: compiled(*args)}, calls, rounds=7)
+        calls = (100_000 // scale) if fn is trivial else 3
+        times = interleaved_medians({"plain": lambda: fn(*args), "compiled": lambda: compiled(*args)}, calls,
+                                    rounds=rounds)
         rows.append((label, same, times["plain"], times["compiled"]))
     set_logs("")
     print_(f"\n{'workload':28} {'same result':>11} {'plain':>10} {'compiled':>10} {'speedup':>8}")
@@ -70,7 +81,7 @@ def main() -> None:
         print_(f"{label:28} {str(same):>11} {plain * scale:8.1f}{unit} {compiled_time * scale:8.1f}{unit} "
               f"{plain / compiled_time:7.2f}x")
     print_("\nWhat dynamo made of Black-Scholes (dynamo.explain):")
-    print_(dynamo.explain(black_scholes_call)(*workloads(rng)[2][2]))
+    print_(dynamo.explain(black_scholes_call)(*cases[2][2]))
 
     def branchy(x):
         y = np.tanh(x) * 2
@@ -85,10 +96,13 @@ def main() -> None:
     page.parent.mkdir(exist_ok=True)
     page.write_text(report.to_html(title="dynamo explain: the demo's branchy(x)"), encoding="utf-8")
     print_(f"\nThe same report as a page (source coloured by what was compiled, graph pictures): {page}")
+    return 0 if all(same for _, same, _, _ in rows) else 1
+
 
 if __name__ == "__main__":
-    ensure_venv(("test",))
+    if "--installed" not in sys.argv[1:]:
+        ensure_venv(("test",))
     import numpy as np
 
     sys.path.insert(0, str(HERE))
-    main()
+    sys.exit(main(quick="--quick" in sys.argv[1:]))
