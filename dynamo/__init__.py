@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from . import config
 from .api import compile, disable, enable, reset
-from .backends import list_backends, register_backend
-from .exc import BackendCompilerFailed, DynamoError, InvalidBackend, Unsupported
+from .backends import list_backends, register_backend, settings as _backend_settings
+from .exc import BackendCompilerFailed, DynamoError, InternalCompilerError, InvalidBackend, Unsupported
 from .explain import ExplainOutput, explain
+
+_backend_settings.install(config)  # the backends read dynamo.config without importing dynamo
 
 if TYPE_CHECKING:
     from .shapes import DynamicShapeError, mark_dynamic, mark_static
@@ -33,6 +35,7 @@ __all__ = [
     "DynamicShapeError",
     "DynamoError",
     "ExplainOutput",
+    "InternalCompilerError",
     "InvalidBackend",
     "Unsupported",
     "compile",

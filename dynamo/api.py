@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import threading
 import types
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
@@ -137,6 +138,9 @@ def disable(fn: F | None = None) -> Any:
 def reset() -> None:
     """Forget every compiled version of every function (caches, SKIP marks, warnings)."""
     _C.reset()
+    assembler = sys.modules.get(f"{__package__}.assembler")  # loaded with the tracer, if it ever ran
+    if assembler is not None:
+        assembler.reset_failures()
     for callback in _callbacks.values():
         callback.reset()
 

@@ -8,58 +8,92 @@ the same algorithm (_ConvertBytecodeToConcrete.concrete_instructions, compute_ju
 ConcreteBytecode._assemble_code/_assemble_locations/_assemble_exception_table) over plain
 lists and ints. Whatever it does not handle exactly as the package does (SetLineno, explicit
 CACHE instructions, 3.13 two-local instructions past the 16th local, unusual arguments) goes
-to the package itself. DYNAMO_CHECK_ASSEMBLER=1 assembles every code both ways and raises
-where they differ (how this module was checked over whole test suites)."""
+to the package itself, and so does anything that fails unexpectedly here (a bug, or a bytecode
+release whose internals moved): counted in `failures`, shown by explain(), warned about once, and
+raised under config.strict. DYNAMO_CHECK_ASSEMBLER=1 (config.check_assembler) assembles every code
+both ways and raises where they differ (how this module was checked over whole test suites)."""
 from __future__ import annotations
 
 import dis
-import os
+import logging
 import types
 from typing import Any
 
-import bytecode.concrete as _concrete
 from bytecode import Bytecode, ControlFlowGraph, Instr, Label, TryBegin, TryEnd
-from bytecode.concrete import HAS_COMPARE, HAS_CONST, HAS_FREE, HAS_LOCAL, HAS_NAME
-from bytecode.instr import (
-    BITFLAG2_OPCODES,
-    BITFLAG_OPCODES,
-    CACHE_OPCODE,
-    DUAL_ARG_OPCODES,
-    HAS_BACKWARD_RELATIVE_JUMP,
-    HAS_FORWARD_RELATIVE_JUMP,
-    INTRINSIC,
-    UNSET,
-    CellVar,
-    Compare,
-    FreeVar,
-    Intrinsic1Op,
-    Intrinsic2Op,
-)
-from bytecode.utils import PY312, PY313
+
+from . import config
+
+try:  # the package's internals this module builds on (pyproject.toml pins the releases tested)
+    import bytecode.concrete as _concrete
+    from bytecode.concrete import HAS_COMPARE, HAS_CONST, HAS_FREE, HAS_LOCAL, HAS_NAME
+    from bytecode.instr import (
+        BITFLAG2_OPCODES,
+        BITFLAG_OPCODES,
+        CACHE_OPCODE,
+        DUAL_ARG_OPCODES,
+        HAS_BACKWARD_RELATIVE_JUMP,
+        HAS_FORWARD_RELATIVE_JUMP,
+        INTRINSIC,
+        UNSET,
+        CellVar,
+        Compare,
+        FreeVar,
+        Intrinsic1Op,
+        Intrinsic2Op,
+    )
+    from bytecode.utils import PY312, PY313
+except ImportError as error:  # another release: the package assembles every code (counted as failures)
+    _MISSING: ImportError | None = error
+else:
+    _MISSING = None
 
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
 _CACHE_NAME = "CACHE"
-_CHECK = os.environ.get("DYNAMO_CHECK_ASSEMBLER") == "1"
-_JUMPS = HAS_FORWARD_RELATIVE_JUMP | HAS_BACKWARD_RELATIVE_JUMP
-if PY313:
-    _caches_of_name = dis._inline_cache_entries  # type: ignore[attr-defined]
-    _CACHES = {op: _caches_of_name.get(name, 0) for name, op in dis.opmap.items()}
-else:
-    _CACHES = {op: dis._inline_cache_entries[op] for op in range(256)}  # type: ignore[attr-defined]
-
-
 # how each opcode's argument is encoded, in the order the package tests them (a Label first)
 _PLAIN, _CONST, _LOCAL, _NAME, _FREE, _COMPARE, _INTRINSIC = range(7)
 _KIND = {}
-for _op in range(256):
-    _KIND[_op] = (_CONST if _op in HAS_CONST else _LOCAL if _op in HAS_LOCAL else _NAME if _op in HAS_NAME
-                  else _FREE if _op in HAS_FREE else _COMPARE if _op in HAS_COMPARE
-                  else _INTRINSIC if _op in INTRINSIC else _PLAIN)
+if _MISSING is None:
+    _JUMPS = HAS_FORWARD_RELATIVE_JUMP | HAS_BACKWARD_RELATIVE_JUMP
+    if PY313:
+        _caches_of_name = dis._inline_cache_entries  # type: ignore[attr-defined]
+        _CACHES = {op: _caches_of_name.get(name, 0) for name, op in dis.opmap.items()}
+    else:
+        _CACHES = {op: dis._inline_cache_entries[op] for op in range(256)}  # type: ignore[attr-defined]
+    for _op in range(256):
+        _KIND[_op] = (_CONST if _op in HAS_CONST else _LOCAL if _op in HAS_LOCAL else _NAME if _op in HAS_NAME
+                      else _FREE if _op in HAS_FREE else _COMPARE if _op in HAS_COMPARE
+                      else _INTRINSIC if _op in INTRINSIC else _PLAIN)
 _iterate = list.__iter__  # a Bytecode's own __iter__ type-checks every item; each is checked below
 
 
 class _Unhandled(Exception):
     """Something this module does not assemble as the package does: let the package do it."""
+
+
+# codes the package assembled because this module failed unexpectedly, since dynamo.reset()
+failures = 0
+last_failure = ""  # "ExceptionType: message" of the latest such failure
+_warned = False
+
+
+def reset_failures() -> None:
+    global failures, last_failure
+    failures, last_failure = 0, ""
+
+
+def _failed(error: Exception) -> None:
+    """An unexpected error while assembling: raised under config.strict, else counted (and warned about
+    once per process) while the package assembles the code."""
+    global failures, last_failure, _warned
+    if config.strict:
+        raise error
+    failures += 1
+    last_failure = f"{type(error).__name__}: {error}"
+    if not _warned:
+        _warned = True
+        logging.getLogger("dynamo").warning(
+            "dynamo: internal error of dynamo.assembler, please report: %s; the bytecode package assembles "
+            "the code instead (slower compiles; explain() counts them)", last_failure, exc_info=True)
 
 
 def to_code(bytecode: Bytecode, stacksize: int | None = None, *,
@@ -73,10 +107,15 @@ def to_code(bytecode: Bytecode, stacksize: int | None = None, *,
                                           compute_exception_stack_depths=compute_exception_stack_depths)
         bytecode = cfg.to_bytecode()
     try:
+        if _MISSING is not None:
+            raise RuntimeError(f"this bytecode release lacks what dynamo.assembler uses: {_MISSING}")
         code = _assemble(bytecode, stacksize)
     except _Unhandled:
         return bytecode.to_code(stacksize=stacksize, compute_exception_stack_depths=False)
-    if _CHECK:
+    except Exception as error:  # anything else: the package's own assembler is the reference
+        _failed(error)
+        return bytecode.to_code(stacksize=stacksize, compute_exception_stack_depths=False)
+    if config.check_assembler:
         _compare(code, bytecode.to_code(stacksize=stacksize, compute_exception_stack_depths=False))
     return code
 

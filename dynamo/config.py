@@ -25,6 +25,23 @@ compile_dirs: tuple[str, ...] = ()
 # under enable() compiles what its author wrote, not what its imports generate (dynamo/skipfiles.py).
 compile_generated_code: bool = False
 
+# An internal error of the compiler (a bug of dynamo, not a graph break or any other deliberate
+# fallback) raises InternalCompilerError with the user's line instead of running the frame uncompiled.
+# On under dynamo's own test suite and `pytest -p dynamo.pytest_plugin` (--dynamo-strict); for
+# everyone else the frame falls back and explain() and a warning say "internal error: please report".
+strict: bool = os.environ.get("DYNAMO_STRICT", "") == "1"
+
+# Assemble every code object with dynamo.assembler and with the bytecode package and raise where
+# they differ (how dynamo/assembler.py is checked over whole test suites).
+check_assembler: bool = os.environ.get("DYNAMO_CHECK_ASSEMBLER", "") == "1"
+
+# The triton backend (backends/triton_gpu), which reads these through backends/settings.py:
+# where generated kernel modules are written ("": a per-user folder under the temp directory), and
+# whether Triton runs its CPU interpreter (Triton's own TRITON_INTERPRET, for releases that have no
+# triton.knobs to ask).
+triton_cache_dir: str = os.environ.get("DYNAMO_TRITON_CACHE", "")
+triton_interpret: bool = os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+
 # Comma-separated log artifacts to enable: graph, guards, bytecode, breaks, recompiles,
 # output_code (see dynamo/logs.py).
 logs: str = os.environ.get("DYNAMO_LOGS", "")

@@ -15,10 +15,10 @@ from typing import Any
 
 from . import _C, config, resume, skipfiles
 from .bytecode_compat import flatten_signature
-from .exc import BackendCompilerFailed, Category, SourceLocation, Unsupported
+from .exc import Category, DynamoError, InternalCompilerError, SourceLocation, Unsupported
 from .guards import GuardKind, GuardSet, failure_reason
 from .logs import get_artifact_logger
-from .shapes import DynamicShapeError, FrameState, ShapePolicy, policy_scope
+from .shapes import FrameState, ShapePolicy, policy_scope
 from .sources import LocalSource
 
 guards_log = get_artifact_logger("guards")
@@ -39,8 +39,21 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
     traced: list[Any] = []  # every trace's state, taken apart at the end (see _take_apart)
     try:
         return _trace_frame(frame, backend, backend_name, fullgraph, traced)
+    except DynamoError:  # raised on purpose: a graph break, a backend's failure, a user's error
+        raise
+    except Exception as error:  # anything else is a bug of ours
+        raise InternalCompilerError(error, frame.f_code.co_qualname, _last_location(traced, frame.f_code)) from error
     finally:
         _take_apart(traced)
+
+
+def _last_location(traced: list[Any], code: types.CodeType) -> SourceLocation:
+    """The user's line the tracer was at last (innermost inlined call), else the frame's first line."""
+    for obj in reversed(traced):
+        location = getattr(obj, "current_location", None)
+        if location is not None:
+            return location
+    return SourceLocation(code.co_filename, code.co_firstlineno, code.co_name)
 
 
 def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, traced: list[Any]) -> "CompiledFrame":
@@ -184,6 +197,22 @@ def detached(error: Unsupported) -> Unsupported:
     return error
 
 
+_reported_internal_errors: set[tuple[str, str, SourceLocation | None]] = set()
+
+
+def report_internal_error(error: InternalCompilerError) -> None:
+    """One warning on the `dynamo` logger per distinct internal error (its type, message and the
+    user's line), with the traceback; never a Python warning, which the program could see."""
+    key = (type(error.error).__name__, str(error.error), error.location)
+    if key in _reported_internal_errors:
+        return
+    _reported_internal_errors.add(key)
+    internal_log.warning("dynamo: internal error: please report: %s: %s\n  while compiling %s at %s\n  "
+                         "the function runs uncompiled (explain() lists it; DYNAMO_STRICT=1 raises it)",
+                         type(error.error).__name__, error.error, error.function, error.location,
+                         exc_info=(type(error.error), error.error, error.error.__traceback__))
+
+
 # Tracing mutates shared state (caches, counters): one frame is compiled at a time.
 compile_lock = threading.RLock()
 
@@ -302,23 +331,20 @@ class ConvertFrame:
             check_frame_observers(frame.f_code)
             with policy_scope(ShapePolicy(self.dynamic, self.shape_state, frame.f_code)):
                 return trace_frame(frame, self.backend, self.backend_name, self.fullgraph)
-        except DynamicShapeError:
-            raise
         except Unsupported as reason:
             if self.fullgraph:
                 raise
             breaks_log.debug("%s falls back to Python: %s", frame.f_code.co_qualname, reason)
             return self.fallback(frame, reason)
-        except BackendCompilerFailed:
-            raise
-        except Exception as error:  # a bug of ours must never break the user's program
-            if self.fullgraph:
+        except InternalCompilerError as error:
+            if self.fullgraph or config.strict:
                 raise
-            internal_log.warning("dynamo: internal error while compiling %s; running it uncompiled",
-                                 frame.f_code.co_qualname, exc_info=True)
-            reason = Unsupported("internal error", f"{type(error).__name__}: {error}",
-                                 "please report this; the function runs uncompiled meanwhile")
-            return self.fallback(frame, reason)
+            # a bug of ours must never break the user's program: it runs uncompiled, and says so
+            report_internal_error(error)
+            return self.fallback(frame, Unsupported(
+                Category.INTERNAL_ERROR, f"please report: {type(error.error).__name__}: {error.error}",
+                "this is a bug of dynamo, not of your code; the function runs uncompiled meanwhile "
+                "(DYNAMO_STRICT=1 raises it with its traceback)", error.location))
 
     def fallback(self, frame: Any, reason: Unsupported) -> CompiledFrame:
         guards = GuardSet()

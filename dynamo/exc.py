@@ -76,6 +76,22 @@ class Unsupported(DynamoError):
         return "\n".join(lines)
 
 
+class InternalCompilerError(DynamoError):
+    """A bug of dynamo while compiling a frame: not a graph break, not the user's error. Raised under
+    config.strict (chained from the original exception); otherwise the frame runs uncompiled and
+    explain() reports it."""
+
+    def __init__(self, error: BaseException, function: str, location: SourceLocation | None = None):
+        self.error = error
+        self.function = function
+        self.location = location
+        message = f"internal error of dynamo while compiling {function}: {type(error).__name__}: {error}"
+        if location is not None:
+            message += f"\n  while tracing {location}"
+        super().__init__(message + "\n  please report this (with the traceback above); "
+                                   "without DYNAMO_STRICT=1 the function runs uncompiled")
+
+
 class Category:
     """The fixed categories of things dynamo cannot capture; explain() groups breaks by them."""
 
@@ -92,6 +108,7 @@ class Category:
     INLINE_DEPTH = "call too deep to inline"
     NUMPY_ERROR = "numpy would raise"
     EXCEPTION = "exception raised"
+    INTERNAL_ERROR = "internal error"
 
 
 def unsupported(category: str, explanation: str, hint: str = "") -> NoReturn:

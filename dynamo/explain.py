@@ -4,6 +4,7 @@ compile time. `python -m dynamo explain script.py` prints the same report for a 
 from __future__ import annotations
 
 import functools
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -145,6 +146,9 @@ class ExplainOutput:
     dynamic_by_frame: list[tuple[str, list[str]]] = field(default_factory=list)
     # what the HTML page draws (frames with line spans and counts, graph nodes): explain_page.PageData
     page: Any = None
+    # codes the bytecode package assembled after dynamo.assembler failed unexpectedly (a bug of ours)
+    assembler_failures: int = 0
+    assembler_error: str = ""
 
     @property
     def graph_count(self) -> int:
@@ -194,6 +198,9 @@ class ExplainOutput:
             f"Op count: {self.op_count}",
             f"Compile time: {self.compile_time * 1e3:.1f} ms",
         ]
+        if self.assembler_failures:
+            lines.append(f"Internal error: please report: dynamo.assembler failed on {self.assembler_failures} "
+                         f"code object(s) ({self.assembler_error}); the bytecode package assembled them")
         if self.frame_summaries:
             lines.append("Compiled frames:")
             lines.extend(f"  {summary}" for summary in self.frame_summaries)
@@ -286,10 +293,12 @@ def report_from(callback: Any) -> ExplainOutput:
         summaries.append(FrameSummary(code.co_qualname, f"{code.co_filename}:{code.co_firstlineno}",
                                       len(compiled.graphs), len(compiled.breaks), kind))
     recompiles = [f"{code.co_qualname}: {'; '.join(why)}" for code, why in callback.recompiles]
+    assembler = sys.modules.get(f"{__package__}.assembler")  # loaded with the tracer, if it ever ran
+    failures, error = (assembler.failures, assembler.last_failure) if assembler is not None else (0, "")
     from .explain_page import collect
 
     return ExplainOutput(graphs, reasons, ops, guards, recompiles, seconds, frames, summaries, by_frame, notes,
-                         dynamic, collect(callback))
+                         dynamic, collect(callback), failures, error)
 
 
 def _op_name(node: Any) -> str:

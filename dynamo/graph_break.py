@@ -607,7 +607,7 @@ def _run_jump_or_pop(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, st
 
 
 def _call_resume(cg: PyCodegen, tx: "InstructionTranslator", index: int, stack: list[VariableTracker]) -> None:
-    """`return __resume_at_...(stack items..., live locals...)` — the call; assemble adds the return."""
+    """`return <resume function>(stack items..., live locals...)`: the call; assemble adds the return."""
     plain = {name for name, value in tx.symbolic_locals.items()
              if name in tx.code.co_varnames and name not in tx.code.co_cellvars}
     live = arrange_live(tx.code, analyze(tx.code).live_locals(index) & plain, plain)

@@ -3,8 +3,10 @@
 
 Only the test call itself runs under `dynamo.enable()` (fixtures and collection run plain), so a
 test fails compiled where it passes plain exactly when the compiled code behaves differently.
+An internal error of the compiler fails the test that met it (dynamo.config.strict); with
+`--dynamo-strict=off` such a frame runs uncompiled instead and the summary counts it.
 The summary counts what dynamo records for every frame it saw: frames compiled, graphs, graph
-breaks, frames that ran uncompiled, and the most frequent reasons.
+breaks, frames that ran uncompiled, internal errors, and the most frequent reasons.
 """
 from __future__ import annotations
 
@@ -13,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from . import api
-from .exc import InvalidBackend
+from . import api, config as dynamo_config
+from .exc import Category, InvalidBackend
 from .explain import GRAPH_BREAK, UNCOMPILED, BreakReason
 
 _REASONS_SHOWN = 5
@@ -24,6 +26,9 @@ def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("dynamo", "run every test body compiled by dynamo")
     group.addoption("--dynamo-backend", default="numpy", metavar="NAME",
                     help="the backend test bodies are compiled for: numpy (default), eager, or any registered name")
+    group.addoption("--dynamo-strict", default="on", choices=("on", "off"),
+                    help="on (default): an internal error of dynamo raises InternalCompilerError in the test; "
+                         "off: the frame runs uncompiled and the summary counts it")
 
 
 def pytest_configure(config: Any) -> None:
@@ -32,7 +37,16 @@ def pytest_configure(config: Any) -> None:
         callback = api.callback_for(backend, False, None)
     except InvalidBackend as error:
         raise pytest.UsageError(f"--dynamo-backend: {error}") from None
-    config.pluginmanager.register(_CompiledTests(backend, callback), "dynamo-compiled-tests")
+    plugin = _CompiledTests(backend, callback)
+    plugin.saved_strict = dynamo_config.strict
+    dynamo_config.strict = config.getoption("--dynamo-strict") == "on"
+    config.pluginmanager.register(plugin, "dynamo-compiled-tests")
+
+
+def pytest_unconfigure(config: Any) -> None:
+    plugin = config.pluginmanager.get_plugin("dynamo-compiled-tests")
+    if plugin is not None:
+        dynamo_config.strict = plugin.saved_strict
 
 
 class _CompiledTests:
@@ -46,6 +60,7 @@ class _CompiledTests:
         self.seen = 0  # frames of callback.compiled_frames already tallied
         self.counts: Counter[str] = Counter()
         self.reasons: Counter[str] = Counter()
+        self.saved_strict = False  # dynamo.config.strict before the run, restored after it
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: Any) -> Any:
@@ -68,6 +83,8 @@ class _CompiledTests:
             reason = BreakReason.from_unsupported(compiled.fallback_reason, code.co_qualname, True,
                                                   getattr(compiled, "python_until", None))
             self.counts["frames uncompiled" if reason.kind == UNCOMPILED else "parts run in Python"] += 1
+            if reason.category == Category.INTERNAL_ERROR:
+                self.counts["internal errors"] += 1
             self.reasons[_reason_text(reason)] += 1
         self.seen = len(frames)
 
@@ -75,7 +92,8 @@ class _CompiledTests:
         self._tally()
         write = terminalreporter.write_line
         terminalreporter.write_sep("=", f"dynamo ({self.backend} backend)")
-        order = ("frames compiled", "graphs", "graph breaks", "parts run in Python", "frames uncompiled")
+        order = ("frames compiled", "graphs", "graph breaks", "parts run in Python", "frames uncompiled",
+                 "internal errors")
         write(", ".join(f"{name}: {self.counts[name]}" for name in order))
         if self.reasons:
             write(f"most frequent reasons (of {sum(self.reasons.values())}):")

@@ -1,7 +1,15 @@
-"""Shared test set-up: every test starts from an empty compile cache; --runslow enables slow cases."""
+"""Shared test set-up: every test starts from an empty compile cache; --runslow enables slow cases;
+an internal error of the compiler fails the test instead of falling back (config.strict)."""
+import os
+
 import pytest
 
-import dynamo
+# strict in the programs the tests start too (python -m dynamo, pytest -p dynamo.pytest_plugin)
+os.environ["DYNAMO_STRICT"] = "1"
+
+import dynamo  # noqa: E402
+
+dynamo.config.strict = True  # dynamo may have been imported before this file (pytest -p)
 
 
 def pytest_addoption(parser):

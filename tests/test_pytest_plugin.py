@@ -88,6 +88,41 @@ def test_unknown_backend_is_a_usage_error(sample):
     assert "--dynamo-backend" in result.stderr and "no-such-backend" in result.stderr
 
 
+BROKEN_COMPILER_TESTS = '''
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def broken_compiler(monkeypatch):
+    """A bug of dynamo, injected: recording any graph node raises."""
+    from dynamo.output_graph import OutputGraph
+
+    def broken(self, *args, **kwargs):
+        raise KeyError("injected bug")
+
+    monkeypatch.setattr(OutputGraph, "create_node", broken)
+
+
+def test_meets_the_bug(broken_compiler):
+    x = np.arange(3.0)
+    assert (x * 2.0).sum() == 6.0
+'''
+
+
+def test_internal_errors_fail_the_test_unless_strict_is_off(tmp_path):
+    path = tmp_path / "test_broken.py"
+    path.write_text(BROKEN_COMPILER_TESTS)
+    strict = run_pytest(path, "-p", "dynamo.pytest_plugin")
+    assert outcomes(strict) == {"test_broken.py::test_meets_the_bug": "FAILED"}
+    assert "InternalCompilerError" in strict.stdout and "KeyError: 'injected bug'" in strict.stdout
+    assert "test_broken.py" in strict.stdout.split("InternalCompilerError", 1)[1]  # the user's line
+    lenient = run_pytest(path, "-p", "dynamo.pytest_plugin", "--dynamo-strict=off")
+    assert outcomes(lenient) == {"test_broken.py::test_meets_the_bug": "PASSED"}
+    summary = lenient.stdout.split("dynamo (numpy backend)", 1)[1]
+    assert "internal errors: 1" in summary and "internal error: please report: KeyError" in summary
+
+
 # NumPy's lib test modules that run in a few seconds plain; copied out of site-packages, which
 # dynamo never compiles, so that their test bodies are compiled
 NUMPY_LIB_TESTS = ("test_ufunclike.py", "test_type_check.py", "test_stride_tricks.py")

@@ -17,6 +17,7 @@ from typing import Any
 
 from ...fx_ir import GraphModule
 from ...fx_ir.user_lines import compile_at_user_lines
+from .. import settings
 from ..registry import register_backend
 from .blocking import Machine, decide, this_machine
 from .plan import Plan, make_plan
@@ -30,12 +31,13 @@ __all__ = ["Machine", "NumpyBackend", "Plan", "numpy_backend", "this_machine"]
 
 
 class NumpyBackend:
-    """`backend(graph_module, example_inputs) -> callable`. `strict=True` raises instead of falling back.
+    """`backend(graph_module, example_inputs) -> callable`. `strict=True` raises instead of falling back;
+    `strict=None` (the registered "numpy" backend) follows the frontend's strict setting (backends/settings.py).
 
     >>> compiled = NumpyBackend()(gm, [x, y])      # compiled.plan, compiled.source: what was made
     """
 
-    def __init__(self, machine: Machine | None = None, *, strict: bool = False) -> None:
+    def __init__(self, machine: Machine | None = None, *, strict: bool | None = None) -> None:
         self.machine = machine
         self.strict = strict
 
@@ -49,7 +51,7 @@ class NumpyBackend:
             source = self.source(plan)
             function: Any = self.callable(plan, source)
         except Exception:
-            if self.strict:
+            if self.strict or (self.strict is None and settings.get("strict")):
                 raise
             log.warning("numpy backend: could not optimize this graph; it runs as traced", exc_info=True)
             forward: Callable[..., Any] = graph_module.forward

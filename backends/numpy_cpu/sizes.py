@@ -13,7 +13,7 @@ import numpy as np
 from ...fx_ir.lazy_sympy import is_sympy, sympy
 
 from ...fx_ir import Graph, Node, TensorMeta
-from ...shapes.guards import python_source
+from ...fx_ir.size_source import python_source
 
 
 def is_static(value: Any) -> bool:

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import settings
+
 
 class TritonUnavailable(RuntimeError):
     """backend="triton" cannot run here; the message says what is missing."""
@@ -23,7 +25,7 @@ def interpreter_requested() -> bool:
             return bool(knobs.runtime.interpret)
     except ImportError:
         pass
-    return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+    return bool(settings.get("triton_interpret"))
 
 
 def select_device() -> Device:

@@ -18,6 +18,7 @@ import numpy as np
 import sympy
 
 from ...fx_ir import map_aggregate
+from .. import settings
 from ..kernel_ir import HostStep, Kernel, Program, Ref
 from .codegen import KernelSource
 from .device import Device
@@ -37,7 +38,7 @@ def module_source(kernels: list[KernelSource], interpreted: bool, prelude: str) 
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("DYNAMO_TRITON_CACHE") or os.path.join(tempfile.gettempdir(), f"dynamo-triton-{os.getuid()}")
+    root = settings.get("triton_cache_dir") or os.path.join(tempfile.gettempdir(), f"dynamo-triton-{os.getuid()}")
     path = Path(root)
     path.mkdir(parents=True, exist_ok=True)
     return path

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..fx_ir.lazy_sympy import sympy
 from bytecode import BinaryOp, Instr
 
-from .guards import python_source
+from ..fx_ir.size_source import python_source
 
 if TYPE_CHECKING:
     from ..codegen import PyCodegen

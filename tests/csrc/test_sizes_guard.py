@@ -8,7 +8,8 @@ import sympy
 
 from dynamo import _C
 from dynamo.array_layout import LAYOUT_VERIFIED, sizes_spec
-from dynamo.shapes.guards import python_source, size_program
+from dynamo.fx_ir.size_source import python_source
+from dynamo.shapes.guards import size_program
 
 pytestmark = pytest.mark.skipif(not LAYOUT_VERIFIED, reason="ndarray layout not verified on this NumPy")
 

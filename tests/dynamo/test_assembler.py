@@ -8,9 +8,11 @@ import types
 import pytest
 from bytecode import Bytecode
 
+import dynamo
 from dynamo import (
     assembler,
     bytecode_compat,  # noqa: F401  (replaces the package's const_key, as in use)
+    config,
 )
 
 
@@ -55,11 +57,56 @@ def test_same_code_as_the_package(module: types.ModuleType) -> None:
         assert _fields(assembler.to_code(plain)) == _fields(plain.to_code()), code.co_qualname
 
 
-def test_check_mode_compares(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_mode_compares() -> None:
     code = _big(3)
     source = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
-    monkeypatch.setattr(assembler, "_CHECK", True)
-    assembler.to_code(source, stacksize=code.co_stacksize, compute_exception_stack_depths=False)
+    with config.patch(check_assembler=True):
+        assembler.to_code(source, stacksize=code.co_stacksize, compute_exception_stack_depths=False)
     wrong = code.replace(co_code=bytes(len(code.co_code)))
     with pytest.raises(AssertionError, match="co_code"):
         assembler._compare(wrong, code)
+
+
+def _raises_inside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the module's own assembly fail as a bug (or a moved bytecode internal) would."""
+    def broken(bytecode: Bytecode, stacksize: int) -> types.CodeType:
+        raise AttributeError("'ConcreteInstr' object has no attribute '_moved'")
+
+    monkeypatch.setattr(assembler, "_assemble", broken)
+
+
+def test_unexpected_failure_falls_back_to_the_package_counted_in_explain(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    import numpy as np
+
+    def branchy(x: np.ndarray) -> np.ndarray:
+        y = x * 2
+        if y.sum() > 0:  # a graph break: transformed code and a resume function are assembled
+            y = y + 1
+        return y
+
+    _raises_inside(monkeypatch)
+    monkeypatch.setattr(assembler, "_warned", False)
+    x = np.arange(4.0)
+    with config.patch(strict=False):
+        report = dynamo.explain(branchy)(x)
+        np.testing.assert_array_equal(dynamo.compile(branchy)(x), branchy(x))
+    assert report.graph_count == 2 and report.graph_break_count == 1  # compiled all the same
+    assert report.assembler_failures >= 2
+    assert "AttributeError: 'ConcreteInstr' object has no attribute '_moved'" in report.assembler_error
+    assert f"dynamo.assembler failed on {report.assembler_failures} code" in str(report)
+    assert "please report" in str(report)
+    assert caplog.text.count("internal error of dynamo.assembler") == 1
+    dynamo.reset()
+    assert assembler.failures == 0
+
+
+def test_unexpected_failure_raises_under_strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from dynamo.exc import InternalCompilerError
+
+    _raises_inside(monkeypatch)
+    with pytest.raises(InternalCompilerError, match="_moved") as info:
+        dynamo.compile(lambda x: x.sum() > 0 and x * 2)(np.arange(3.0))
+    assert isinstance(info.value.__cause__, AttributeError)

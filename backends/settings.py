@@ -1,0 +1,24 @@
+"""The settings backends read, without reading the environment or importing dynamo: the frontend
+installs dynamo.config as their source when it is imported; used alone, backends see DEFAULTS."""
+from __future__ import annotations
+
+from typing import Any
+
+DEFAULTS: dict[str, Any] = {
+    "strict": False,  # a backend's internal error raises instead of falling back to a plainer path
+    "triton_cache_dir": "",  # where generated Triton modules are written ("" : a per-user temp folder)
+    "triton_interpret": False,  # TRITON_INTERPRET, for Triton releases without triton.knobs
+}
+_source: Any = None
+
+
+def install(source: Any) -> None:
+    """Read every setting from now on as an attribute of `source` (dynamo.config)."""
+    global _source
+    _source = source
+
+
+def get(name: str) -> Any:
+    """The current value of a setting (its source is read on each call, so config.patch applies)."""
+    default = DEFAULTS[name]
+    return default if _source is None else getattr(_source, name, default)
