@@ -5,7 +5,6 @@ Arrays are handed to Triton as objects with the torch-like methods it calls (dat
 from __future__ import annotations
 
 import importlib.util
-import os
 from typing import Any
 
 import numpy as np
