@@ -70,6 +70,11 @@ def patch(**changes: Any) -> Iterator[None]:
 # Iterations a single Python loop may unroll into a graph while tracing.
 unroll_limit: int = 512
 
+# Recompiles of one code object allowed for new values alone (numbers whose value the trace
+# needed, functions and classes made anew per call); at the next such miss the compiled versions
+# stay for the inputs they fit and all other calls run the original code (explain says which).
+recompiles_for_values: int = 1
+
 # Items (of a tuple, list, str or bytes) or bits (of an int) that one Python value made while tracing
 # may have, and items a container read from the frame may hold; past it the operation runs in
 # Python (a tracer that folded `(a,) * 2**31` or `sum(range(10**12))` would never finish).

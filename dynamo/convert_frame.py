@@ -10,6 +10,7 @@ import os
 import threading
 import time
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ from . import _C, config, resume, skipfiles
 from .bytecode_compat import flatten_signature
 from .exc import Category, DynamoError, InternalCompilerError, SourceLocation, Unsupported
 from .guards import GuardKind, GuardSet, failure_reason
+from .recompiles import ValueChurn
 from .logs import get_artifact_logger
 from .shapes import FrameState, ShapePolicy, policy_scope
 from .sources import LocalSource
@@ -274,6 +276,11 @@ class ConvertFrame:
         self.compiled_frames: list[tuple[types.CodeType, CompiledFrame]] = []
         self.recompiles: list[tuple[types.CodeType, list[str]]] = []  # (code, guard failures)
         self.shape_state = FrameState()  # sizes compiled for so far (automatic dynamic shapes)
+        self.churn = ValueChurn()
+        # code objects whose trace ran past config.trace_instruction_budget -> why: traced once
+        self.over_budget: "weakref.WeakKeyDictionary[types.CodeType, Unsupported]" = weakref.WeakKeyDictionary()
+        # frames that kept recompiling for new values and now run their original code (explain)
+        self.given_up: list[tuple[types.CodeType, str]] = []
 
     def __repr__(self) -> str:
         return f"<ConvertFrame backend={self.backend_name!r} fullgraph={self.fullgraph}>"
@@ -305,6 +312,10 @@ class ConvertFrame:
                     # misses run the original without calling back
                     self._warn_cache_limit(frame, entries)
                     return _C.CACHE_FULL
+                if self.dynamic is not False and self.churn.keeps_changing(  # dynamic=False: per value
+                        code, [self._failed_guard(frame, e) for e in entries]):
+                    self._give_up(frame, entries)
+                    return _C.CACHE_FULL
                 self.recompiles.append((code, self._failures(frame, entries)))
                 self._log_recompile(frame, entries)
             compiled = self.compile_frame(frame)
@@ -329,12 +340,17 @@ class ConvertFrame:
         try:
             check_reference_observers(frame.f_code)
             check_frame_observers(frame.f_code)
+            remembered = self.over_budget.get(frame.f_code)
+            if remembered is not None and not self.fullgraph:
+                return self.fallback(frame, remembered)  # it ran past the budget before: not traced again
             with policy_scope(ShapePolicy(self.dynamic, self.shape_state, frame.f_code)):
                 return trace_frame(frame, self.backend, self.backend_name, self.fullgraph)
         except Unsupported as reason:
             if self.fullgraph:
                 raise
             breaks_log.debug("%s falls back to Python: %s", frame.f_code.co_qualname, reason)
+            if reason.category is Category.LOOP_BUDGET and "trace_instruction_budget" in str(reason):
+                self.over_budget[frame.f_code] = detached(reason)
             return self.fallback(frame, reason)
         except InternalCompilerError as error:
             if self.fullgraph or config.strict:
@@ -358,6 +374,7 @@ class ConvertFrame:
         return entry.guard.check(frame.f_args, frame.f_globals, frame.f_builtins, frame.f_closure)
 
     def _failures(self, frame: Any, entries: list) -> list[str]:
+        """Each distinct reason once (entries that failed on the same guard say it once)."""
         reasons = []
         for entry in entries:
             failed_at = self._check(frame, entry)
@@ -365,7 +382,23 @@ class ConvertFrame:
                 rerun = lambda program: program.check(  # noqa: E731
                     frame.f_args, frame.f_globals, frame.f_builtins, frame.f_closure)
                 reasons.append(failure_reason(entry.guard, failed_at, rerun))
-        return reasons
+        return list(dict.fromkeys(reasons))
+
+    def _failed_guard(self, frame: Any, entry: Any) -> Any:
+        """What the entry's first failing guard checks (a Guard, or a layout or size check)."""
+        failed_at = self._check(frame, entry)
+        return entry.guard.info[failed_at] if failed_at >= 0 else None
+
+    def _give_up(self, frame: Any, entries: list) -> None:
+        """The frame recompiled for new values and would again: its compiled versions stay for
+        the inputs they fit, and every other call runs the original code, uncompiled."""
+        code = frame.f_code
+        reasons = self._failures(frame, entries)
+        why = (f"recompiled {len(entries) - 1} time{'s' if len(entries) != 2 else ''} for new values and would "
+               f"again ({reasons[0] if reasons else 'unknown'}): other inputs now run the original code, "
+               "which needs these values")
+        self.given_up.append((code, why))
+        recompiles_log.debug("%s (%s:%d) %s", code.co_qualname, code.co_filename, code.co_firstlineno, why)
 
     def _log_recompile(self, frame: Any, entries: list) -> None:
         if recompiles_log.isEnabledFor(logging.DEBUG):
@@ -393,6 +426,9 @@ class ConvertFrame:
 
     def reset(self) -> None:
         self._limit_warned.clear()
+        self.churn = ValueChurn()
+        self.over_budget = weakref.WeakKeyDictionary()
+        self.given_up.clear()
         self.shape_state.clear()
         self.compiled_frames.clear()
         self.recompiles.clear()

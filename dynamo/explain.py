@@ -149,6 +149,8 @@ class ExplainOutput:
     # codes the bytecode package assembled after dynamo.assembler failed unexpectedly (a bug of ours)
     assembler_failures: int = 0
     assembler_error: str = ""
+    # frames that stopped recompiling for new values and run their original code for other inputs
+    given_up: list[str] = field(default_factory=list)
 
     @property
     def graph_count(self) -> int:
@@ -226,6 +228,11 @@ class ExplainOutput:
         if self.recompiles:
             lines.append("Recompilations (the guard that failed):")
             lines.extend(f"  - {r}" for r in self.recompiles)
+            if any("stack[" in r for r in self.recompiles):
+                lines.append("  (stack[i]: a value the code before a graph break left for the rest of the function)")
+        if self.given_up:
+            lines.append("Stopped recompiling (the original code runs for other inputs):")
+            lines.extend(f"  - {r}" for r in self.given_up)
         if guards == 0 and self.guards:
             frames = len(self.guards_by_frame)
             lines.append(f"Guards: {len(self.guards)} in {frames} frame{'s' if frames != 1 else ''} "
@@ -297,8 +304,9 @@ def report_from(callback: Any) -> ExplainOutput:
     failures, error = (assembler.failures, assembler.last_failure) if assembler is not None else (0, "")
     from .explain_page import collect
 
+    given_up = [f"{code.co_qualname}: {why}" for code, why in callback.given_up]
     return ExplainOutput(graphs, reasons, ops, guards, recompiles, seconds, frames, summaries, by_frame, notes,
-                         dynamic, collect(callback), failures, error)
+                         dynamic, collect(callback), failures, error, given_up=given_up)
 
 
 def _op_name(node: Any) -> str:

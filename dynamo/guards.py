@@ -31,11 +31,21 @@ class GuardKind(enum.Enum):
     SIZES = "sizes"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Guard:
     source: Source
     kind: GuardKind
     value: Any
+
+    def _key(self) -> tuple:
+        # an identity guard is about the object, which may be unhashable (a function's __globals__)
+        return (self.source, self.kind, id(self.value) if self.kind is GuardKind.ID_IS else self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Guard) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def __str__(self) -> str:
         name = self.source.name()
@@ -157,7 +167,7 @@ class IsReferent:
         return target is not None and target is x
 
     def describe(self, name: str) -> str:
-        return f"{name} is {self.label} (held weakly)"
+        return f"{name} is {self.label}"
 
 
 def made_by_a_call(value: Any) -> bool:

@@ -19,6 +19,7 @@ from bytecode import Bytecode, CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
 from . import assembler
 from . import bytecode_compat as compat
 from .bytecode_analysis import analyze, assembled_from, bytecode_of, derived_from
+from .sources import STACK_PREFIX
 
 _PROLOGUE = frozenset({"RESUME", "COPY_FREE_VARS", "MAKE_CELL", "RETURN_GENERATOR"})
 
@@ -40,7 +41,7 @@ _cache: dict[tuple, types.CodeType] = {}
 
 
 def stack_arg(position: int) -> str:
-    return f"___stack{position}"
+    return f"{STACK_PREFIX}{position}"
 
 
 def origin_of(code: types.CodeType) -> tuple[types.CodeType, int]:

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 # Loads a source into a guard register and returns the register number.
+# (resume.stack_arg names a resume function's stack arguments with this prefix)
+STACK_PREFIX = "___stack"
 LoadFn = Callable[["Source"], int]
 
 
@@ -35,6 +37,8 @@ class LocalSource(Source):
     local_name: str
 
     def name(self) -> str:
+        if self.local_name.startswith(STACK_PREFIX):  # a resume function's argument: what the code
+            return f"stack[{self.local_name[len(STACK_PREFIX):]}]"  # before the break left on the stack
         return f"L[{self.local_name!r}]"
 
     def guard_load(self, load: LoadFn) -> tuple:

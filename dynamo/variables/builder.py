@@ -213,19 +213,50 @@ class VariableBuilder:
         from .functions import UserFunctionVariable
         from .numpy_api import NumpyFunctionVariable
 
-        if made_by_a_call(value):  # identity without keeping it (and what its cells reach) alive
-            self.guard(source, GuardKind.CALL, IsReferent.of(value))
-        else:
-            self.guard(source, GuardKind.ID_IS, value)
         if _is_numpy_callable(value):
+            self.guard(source, GuardKind.ID_IS, value)
             return NumpyFunctionVariable(value, _numpy_qualname(value), source=source)
+        if made_by_a_call(value):
+            # a new object per call of its maker: what a call of it runs is its code, globals,
+            # defaults and cell contents (guarded as they are read), not its identity, which is
+            # guarded (weakly) only if the trace uses the object itself
+            self.guard_made_function(value, source)
+            return UserFunctionVariable(value, source=source, identity_guard=lambda: self.guard(
+                source, GuardKind.CALL, IsReferent.of(value)))
+        self.guard(source, GuardKind.ID_IS, value)
         return UserFunctionVariable(value, source=source)
+
+    def guard_made_function(self, value: types.FunctionType, source: Source) -> None:
+        """A function made by a call behaves as another one when it has the same code, globals
+        and number of defaults (their values and the cells' contents are guarded where read)."""
+        from .dicts import DictKeysAre
+
+        self.guard(source, GuardKind.TYPE_IS, types.FunctionType)
+        self.guard(AttrSource(source, "__code__"), GuardKind.ID_IS, value.__code__)
+        self.guard(AttrSource(source, "__globals__"), GuardKind.ID_IS, value.__globals__)
+        defaults, kwdefaults = AttrSource(source, "__defaults__"), AttrSource(source, "__kwdefaults__")
+        if value.__defaults__ is None:
+            self.guard(defaults, GuardKind.ID_IS, None)
+        else:
+            self.guard(defaults, GuardKind.LEN_IS, len(value.__defaults__))
+        if value.__kwdefaults__ is None:
+            self.guard(kwdefaults, GuardKind.ID_IS, None)
+        else:
+            self.guard(kwdefaults, GuardKind.CALL, DictKeysAre(tuple(value.__kwdefaults__)))
 
     def wrap_builtin(self, value: Any, source: Source) -> VariableTracker:
         from .builtins import BuiltinVariable
         from .numpy_api import NumpyFunctionVariable
 
-        self.guard(source, GuardKind.ID_IS, value)
+        owner = getattr(value, "__self__", None)
+        if isinstance(owner, (np.ufunc, type)):
+            # np.add.reduceat, dict.fromkeys: a new bound method object per attribute access;
+            # any with the same owner and name does the same
+            self.guard(source, GuardKind.TYPE_IS, type(value))
+            self.guard(AttrSource(source, "__self__"), GuardKind.ID_IS, owner)
+            self.guard(AttrSource(source, "__name__"), GuardKind.EQUALS, value.__name__)
+        else:
+            self.guard(source, GuardKind.ID_IS, value)
         if _is_numpy_callable(value):
             return NumpyFunctionVariable(value, _numpy_qualname(value), source=source)
         return BuiltinVariable(value, source=source)
@@ -295,7 +326,9 @@ _BY_CHECK: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any, Sou
     (lambda v: isinstance(v, type) and v.__module__ == "builtins", VariableBuilder.wrap_builtin),
     (lambda v: isinstance(v, np.ndarray), VariableBuilder.wrap_array_subclass),
     (lambda v: isinstance(v, type) and not v.__module__.startswith("numpy"), VariableBuilder.wrap_class),
-    (lambda v: callable(v) and _is_numpy_callable(v), VariableBuilder.wrap_numpy_callable),
+    # (an instance of a NumPy class is no function of NumPy's even when callable: np.errstate(),
+    # a new object per call, is guarded by its type)
+    (lambda v: callable(v) and _is_numpy_callable(v) and hasattr(v, "__name__"), VariableBuilder.wrap_numpy_callable),
     (lambda v: isinstance(v, (np.finfo, np.iinfo)), VariableBuilder.wrap_identity),  # cached per dtype
     (lambda v: (type(v).__module__ or "").startswith("numpy"), VariableBuilder.wrap_numpy_object),
 ]

@@ -73,9 +73,12 @@ class BaseFunctionVariable(VariableTracker):
 class UserFunctionVariable(BaseFunctionVariable):
     """A function that exists outside the frame (an argument, a global, a closure value)."""
 
-    def __init__(self, fn: types.FunctionType, **kwargs: Any) -> None:
+    def __init__(self, fn: types.FunctionType, identity_guard: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.fn = fn
+        # for a function made by a call, guarded by its code rather than its identity: installs
+        # the identity guard once the trace uses the object itself (compares it, folds it)
+        self.identity_guard = identity_guard
 
     def get_code(self) -> types.CodeType:
         return self.fn.__code__
@@ -87,6 +90,9 @@ class UserFunctionVariable(BaseFunctionVariable):
         return True
 
     def as_python_constant(self) -> Any:
+        if self.identity_guard is not None:
+            self.identity_guard()
+            self.identity_guard = None
         return self.fn
 
     def bind_defaults(self, tx: "Tx") -> tuple[tuple, dict]:
