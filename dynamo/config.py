@@ -71,8 +71,8 @@ def patch(**changes: Any) -> Iterator[None]:
 unroll_limit: int = 512
 
 # Recompiles of one code object allowed for new values alone (numbers whose value the trace
-# needed, functions and classes made anew per call); at the next such miss the compiled versions
-# stay for the inputs they fit and all other calls run the original code (explain says which).
+# needed, functions and classes made anew per call); at the next such miss the frame runs its
+# original code from then on, as fast as uncompiled (explain says which guard kept failing).
 recompiles_for_values: int = 1
 
 # Items (of a tuple, list, str or bytes) or bits (of an int) that one Python value made while tracing

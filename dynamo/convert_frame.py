@@ -315,6 +315,11 @@ class ConvertFrame:
                 if self.dynamic is not False and self.churn.keeps_changing(  # dynamic=False: per value
                         code, [self._failed_guard(frame, e) for e in entries]):
                     self._give_up(frame, entries)
+                    if all(e.owner is self for e in _C.cache_entries(code)):
+                        # the hook leaves the code alone from now on (its callees are still
+                        # compiled): checking guards first would cost more than the hits save
+                        _C.clear_cache(code)
+                        return _C.SKIP
                     return _C.CACHE_FULL
                 self.recompiles.append((code, self._failures(frame, entries)))
                 self._log_recompile(frame, entries)
@@ -390,13 +395,12 @@ class ConvertFrame:
         return entry.guard.info[failed_at] if failed_at >= 0 else None
 
     def _give_up(self, frame: Any, entries: list) -> None:
-        """The frame recompiled for new values and would again: its compiled versions stay for
-        the inputs they fit, and every other call runs the original code, uncompiled."""
+        """The frame recompiled for new values and would again: from now on it runs its original
+        code (the functions it calls are still compiled)."""
         code = frame.f_code
         reasons = self._failures(frame, entries)
         why = (f"recompiled {len(entries) - 1} time{'s' if len(entries) != 2 else ''} for new values and would "
-               f"again ({reasons[0] if reasons else 'unknown'}): other inputs now run the original code, "
-               "which needs these values")
+               f"again ({reasons[0] if reasons else 'unknown'}): it now runs its original code")
         self.given_up.append((code, why))
         recompiles_log.debug("%s (%s:%d) %s", code.co_qualname, code.co_filename, code.co_firstlineno, why)
 

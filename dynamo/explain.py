@@ -231,7 +231,7 @@ class ExplainOutput:
             if any("stack[" in r for r in self.recompiles):
                 lines.append("  (stack[i]: a value the code before a graph break left for the rest of the function)")
         if self.given_up:
-            lines.append("Stopped recompiling (the original code runs for other inputs):")
+            lines.append("Stopped recompiling (these frames now run their original code):")
             lines.extend(f"  - {r}" for r in self.given_up)
         if guards == 0 and self.guards:
             frames = len(self.guards_by_frame)

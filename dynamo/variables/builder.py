@@ -216,14 +216,17 @@ class VariableBuilder:
         if _is_numpy_callable(value):
             self.guard(source, GuardKind.ID_IS, value)
             return NumpyFunctionVariable(value, _numpy_qualname(value), source=source)
-        if made_by_a_call(value):
+        if _made_per_call(value):
             # a new object per call of its maker: what a call of it runs is its code, globals,
             # defaults and cell contents (guarded as they are read), not its identity, which is
             # guarded (weakly) only if the trace uses the object itself
             self.guard_made_function(value, source)
             return UserFunctionVariable(value, source=source, identity_guard=lambda: self.guard(
                 source, GuardKind.CALL, IsReferent.of(value)))
-        self.guard(source, GuardKind.ID_IS, value)
+        if made_by_a_call(value):  # identity without keeping it (and what its cells reach) alive
+            self.guard(source, GuardKind.CALL, IsReferent.of(value))
+        else:
+            self.guard(source, GuardKind.ID_IS, value)
         return UserFunctionVariable(value, source=source)
 
     def guard_made_function(self, value: types.FunctionType, source: Source) -> None:
@@ -287,6 +290,14 @@ class VariableBuilder:
 
         self.guard(source, GuardKind.TYPE_IS, type(value))
         return UserObjectVariable(value, source=source)
+
+
+def _made_per_call(value: types.FunctionType) -> bool:
+    """A def or lambda run by a function's body (`f.<locals>.g`): a new object on each call of f.
+    A method of a class defined in a function (`f.<locals>.C.m`) belongs to its class, which
+    is guarded itself."""
+    parts = value.__qualname__.split(".")
+    return len(parts) >= 2 and parts[-2] == "<locals>"
 
 
 def _is_numpy_callable(value: Any) -> bool:

@@ -119,3 +119,141 @@ def test_a_bound_method_of_another_ufunc_is_not_reused():
     compiled = dynamo.compile(f)
     for op in (np.add.reduceat, np.multiply.reduceat, np.add.reduceat, np.maximum.reduceat):
         assert same_value(compiled(op, Z), f(op, Z))
+
+
+# ---- values that change on every call ------------------------------------------------------------------
+
+def escape(c, max_iter=30):
+    z = 0j
+    for n in range(max_iter):
+        z = z * z + c
+        if abs(z) > 2.0:  # the trace needs c's value: one compiled version per value
+            return n
+    return max_iter
+
+
+POINTS = [complex(x, y) for x in (-1.5, -0.5, 0.25) for y in (-0.5, 0.1, 0.7)]
+
+
+def test_a_complex_argument_compiles_twice_then_runs_the_original():
+    compiled = dynamo.compile(escape)
+    for _ in range(2):
+        assert [compiled(c) for c in POINTS] == [escape(c) for c in POINTS]
+    callback = compiled._dynamo_callback
+    assert compiles(compiled, "escape") == 2
+    assert entries(escape) == 0  # the original runs for every point, no guard checked first
+    assert len(callback.given_up) == 1
+    code, why = callback.given_up[0]
+    assert code is escape.__code__ and "L['c'] ==" in why and "original code" in why
+
+
+def test_explain_says_which_frames_stopped_recompiling():
+    from dynamo.explain import report_from
+
+    compiled = dynamo.compile(escape)
+    for c in POINTS[:4]:
+        compiled(c)
+    text = str(report_from(compiled._dynamo_callback))
+    assert "Stopped recompiling (these frames now run their original code):" in text
+    assert "escape: recompiled 1 time for new values" in text
+
+
+def test_config_allows_more_recompiles_for_values():
+    with dynamo.config.patch(recompiles_for_values=3):
+        compiled = dynamo.compile(escape)
+        assert [compiled(c) for c in POINTS] == [escape(c) for c in POINTS]
+    assert compiles(compiled, "escape") == 4
+
+
+def test_dynamic_false_still_compiles_per_value():
+    compiled = dynamo.compile(escape, dynamic=False)
+    assert [compiled(c) for c in POINTS[:4]] == [escape(c) for c in POINTS[:4]]
+    assert compiles(compiled, "escape") == 4 and not compiled._dynamo_callback.given_up
+
+
+def life_row(row):
+    return [1 if row[i - 1] + row[i] + row[(i + 1) % len(row)] == 2 else 0 for i in range(len(row))]
+
+
+def test_a_list_argument_whose_items_change_compiles_at_most_twice():
+    rows = [[(i * k) % 3 % 2 for i in range(8)] for k in range(1, 9)]
+    compiled = run_both(life_row, [lambda r=r: (list(r),) for r in rows])
+    assert entries(life_row) <= 2
+    assert compiles(compiled, "life_row") <= 3  # life_row twice; on 3.11 its comprehension's code once
+
+
+def mean_then_center(x):
+    m = x.mean()
+    print(end="")  # m reaches the resume function: a NumPy float that changes every call
+    return x - m
+
+
+def test_a_numpy_float_handed_to_a_resume_function_compiles_twice():
+    rng = np.random.default_rng(0)
+    data = [rng.random(5) for _ in range(6)]
+    compiled = run_both(mean_then_center, [lambda d=d: (d,) for d in data])
+    assert compiles(compiled, "mean_then_center.<resume") == 2
+    assert compiles(compiled, "mean_then_center") == 3
+
+
+mouse = {"x": 0.0, "y": 0.0}
+
+
+def follow(points):
+    return points + (mouse["x"] - points) * 0.5
+
+
+def test_a_value_in_a_global_dict_changed_between_calls_compiles_twice():
+    pts = np.arange(4.0)
+    compiled = dynamo.compile(follow)
+    for t in range(6):
+        mouse["x"] = 0.1 * t + 0.3
+        assert same_value(compiled(pts), follow(pts))
+    assert compiles(compiled, "follow") == 2
+
+
+def test_new_array_shapes_are_no_value_churn():
+    def f(x):
+        return x * 2
+
+    compiled = dynamo.compile(f)
+    for shape in [(2,), (3, 3), (2, 2, 2), (4,)]:
+        assert same_value(compiled(np.ones(shape)), np.ones(shape) * 2)
+    assert not compiled._dynamo_callback.given_up
+
+
+# ---- the trace budget -----------------------------------------------------------------------------------
+
+def long_loop(x, n):
+    total = 0.0
+    for i in range(n):
+        for j in range(n):
+            total += (i * j) % 7
+    return x * total
+
+
+def test_a_frame_past_the_trace_budget_is_traced_once():
+    with dynamo.config.patch(trace_instruction_budget=2000):
+        compiled = dynamo.compile(long_loop)
+        for x in (np.ones(3), 2.0, np.ones(3), 3, 1.5):  # a new type: a new fallback guarded by it
+            assert same_value(compiled(x, 40), long_loop(x, 40))
+    frames = [frame for code, frame in compiled._dynamo_callback.compiled_frames if code is long_loop.__code__]
+    assert len(frames) == 3  # ndarray, float, int
+    assert all("trace_instruction_budget" in str(f.fallback_reason) for f in frames)
+    assert list(compiled._dynamo_callback.over_budget) == [long_loop.__code__]
+
+
+# ---- readable reasons -------------------------------------------------------------------------------
+
+def test_recompile_reasons_name_stack_values_readably_and_once():
+    def f(x):
+        return np.add(x * 2, print(end="") or 1)  # np.add and x * 2 are on the stack at the break
+
+    compiled = dynamo.compile(f)
+    for dtype in (np.float64, np.int64, np.float32, np.int64):
+        assert same_value(compiled(np.ones(3, dtype)), f(np.ones(3, dtype)))
+    reasons = [r for _, why in compiled._dynamo_callback.recompiles for r in why]
+    assert any("stack[" in r for r in reasons), reasons
+    assert not any("___stack" in r or "held weakly" in r for r in reasons), reasons
+    for _, why in compiled._dynamo_callback.recompiles:
+        assert len(why) == len(set(why))

@@ -1,0 +1,299 @@
+"""Small ordinary programs (the kind people write first), plain and compiled side by side: steady
+time per call, the first call (compiles included), and how often each function was compiled.
+
+A JIT must never make such a program slower: the targets are at least 0.95x plain in steady state
+and no function compiled more than twice when only values change between calls.
+
+Run: python3 benchmarks/small_programs.py [--quick]   (sets up .venv/ on first use)
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / ".ci"))
+from bootstrap import ensure_venv  # noqa: E402
+
+
+# ---- the programs: each `make(np)` returns (the function compiled, a driver calling it once) ------
+
+def game_of_life(np):
+    """Conway's game of life on a list of lists of 0/1 ints: every call sees new cell values."""
+    def life_step(grid):
+        rows, cols = len(grid), len(grid[0])
+        new = []
+        for i in range(rows):
+            row = []
+            for j in range(cols):
+                alive = 0
+                for di in (-1, 0, 1):
+                    for dj in (-1, 0, 1):
+                        if di or dj:
+                            alive += grid[(i + di) % rows][(j + dj) % cols]
+                row.append(1 if alive == 3 or (alive == 2 and grid[i][j]) else 0)
+            new.append(row)
+        return new
+
+    rng = np.random.default_rng(1)
+    state = {"grid": rng.integers(0, 2, (24, 24)).tolist()}
+
+    def drive(fn):
+        state["grid"] = fn(state["grid"])
+        return state["grid"]
+
+    return life_step, drive
+
+
+def mandelbrot(np):
+    """Escape time of each point of a grid, one complex argument per call."""
+    def escape(c, max_iter=40):
+        z = 0j
+        for n in range(max_iter):
+            z = z * z + c
+            if abs(z) > 2.0:
+                return n
+        return max_iter
+
+    points = [complex(x, y) for y in np.linspace(-1.2, 1.2, 12) for x in np.linspace(-2.0, 0.6, 16)]
+
+    def drive(fn):
+        return [fn(c) for c in points]
+
+    return escape, drive
+
+
+def gray_scott(np):
+    """Reaction-diffusion on a 128x128 grid, arrays updated in place through interior views."""
+    def gs_step(U, V, Du, Dv, F, k):
+        u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]
+        Lu = U[:-2, 1:-1] + U[2:, 1:-1] + U[1:-1, :-2] + U[1:-1, 2:] - 4 * u
+        Lv = V[:-2, 1:-1] + V[2:, 1:-1] + V[1:-1, :-2] + V[1:-1, 2:] - 4 * v
+        uvv = u * v * v
+        u += Du * Lu - uvv + F * (1 - u)
+        v += Dv * Lv + uvv - (F + k) * v
+
+    n = 128
+    rng = np.random.default_rng(7)  # noise everywhere, as in most demos (no subnormal floats either)
+    U, V = 1.0 - 0.02 * rng.random((n, n)), 0.02 * rng.random((n, n))
+    U[n // 2 - 8:n // 2 + 8, n // 2 - 8:n // 2 + 8] = 0.5
+    V[n // 2 - 8:n // 2 + 8, n // 2 - 8:n // 2 + 8] = 0.25
+    start = (U.copy(), V.copy())
+    state = {"t": 0}
+
+    def drive(fn):
+        state["t"] += 1
+        if state["t"] % 200 == 0:  # start over now and then: values stay in range
+            U[...], V[...] = start
+        F = 0.035 + 0.0001 * (state["t"] % 7)  # a parameter swept by the program
+        for _ in range(4):
+            fn(U, V, 0.16, 0.08, F, 0.065)
+        return U
+
+    return gs_step, drive
+
+
+def particles(np):
+    """Particles of a small vector class moved by a force field, one step per call."""
+    class Vec:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+        def __add__(self, other):
+            return Vec(self.x + other.x, self.y + other.y)
+
+        def __mul__(self, s):
+            return Vec(self.x * s, self.y * s)
+
+    class Particle:
+        def __init__(self, pos, vel):
+            self.pos, self.vel = pos, vel
+
+    def move(p, dt):
+        force = Vec(-p.pos.x, -p.pos.y) * 0.5
+        p.vel = (p.vel + force * dt) * 0.99
+        p.pos = p.pos + p.vel * dt
+
+    rng = np.random.default_rng(2)
+    swarm = [Particle(Vec(*rng.standard_normal(2)), Vec(0.0, 0.0)) for _ in range(40)]
+
+    def drive(fn):
+        for p in swarm:
+            fn(p, 0.01)
+        return [(p.pos.x, p.pos.y) for p in swarm]
+
+    return move, drive
+
+
+def nested_helper(np):
+    """A function with a helper defined inside it, called after a graph break (a log line)."""
+    sink = io.StringIO()
+
+    def smooth(signal, width):
+        def window_mean(x):
+            c = np.cumsum(x)
+            return (c[width:] - c[:-width]) / width
+        print("smoothing", len(signal), file=sink)  # a graph break
+        out = window_mean(signal)
+        return out[width:] - window_mean(out) * 0.1
+
+    rng = np.random.default_rng(3)
+    signal = rng.standard_normal(2000)
+
+    def drive(fn):
+        sink.seek(0)
+        sink.truncate()
+        return fn(signal, 5)
+
+    return smooth, drive
+
+
+def safe_log_stats(np):
+    """Statistics computed before a break and handed on (NumPy float temporaries), errstate."""
+    def normalize(x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = np.log(x)
+        mean, std = logs.mean(), logs.std()
+        if std > 0:  # a branch on a value: a graph break
+            return (logs - mean) / std
+        return logs - mean
+
+    rng = np.random.default_rng(4)
+    data = [rng.uniform(0.5, 2.0, 256) for _ in range(16)]
+    state = {"i": 0}
+
+    def drive(fn):
+        state["i"] += 1
+        return fn(data[state["i"] % len(data)])
+
+    return normalize, drive
+
+
+def coarse_grain(np):
+    """Block sums with np.add.reduceat over both axes (a bound method made on each access)."""
+    def coarse(Z, b):
+        i = np.arange(0, Z.shape[0], b)
+        j = np.arange(0, Z.shape[1], b)
+        return np.add.reduceat(np.add.reduceat(Z, i, axis=0), j, axis=1)
+
+    rng = np.random.default_rng(5)
+    Z = rng.standard_normal((96, 96))
+
+    def drive(fn):
+        return fn(Z, 4)
+
+    return coarse, drive
+
+
+def mouse_follow(np):
+    """A global settings dict changed by an event handler between frames."""
+    settings = {"x": 0.0, "y": 0.0, "gain": 0.2}
+
+    def follow(points):
+        target = np.array([settings["x"], settings["y"]])
+        return points + (target - points) * settings["gain"]
+
+    rng = np.random.default_rng(6)
+    pts = rng.standard_normal((64, 2))
+    state = {"t": 0}
+
+    def drive(fn):
+        state["t"] += 1
+        settings["x"], settings["y"] = np.cos(state["t"] * 0.1), np.sin(state["t"] * 0.1)  # the event
+        return fn(pts)
+
+    # `settings` is a global of the compiled function in a real program: put it there
+    follow.__globals__["settings"] = settings
+    return follow, drive
+
+
+PROGRAMS = [game_of_life, mandelbrot, gray_scott, particles, nested_helper, safe_log_stats, coarse_grain,
+            mouse_follow]
+
+
+# ---- measuring --------------------------------------------------------------------------------------
+
+def compiles_per_code(callback, start: int, fn) -> Counter:
+    """Compiled versions made since `start`, per code object of fn (its resume functions included)."""
+    counts: Counter = Counter()
+    for code, _ in callback.compiled_frames[start:]:
+        if code.co_filename == fn.__code__.co_filename and code.co_qualname.startswith(fn.__code__.co_qualname):
+            counts[code.co_qualname] += 1
+    return counts
+
+
+def same(np, a, b) -> bool:
+    if isinstance(a, np.ndarray):
+        return isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(same(np, x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and (a == b or (a != a and b != b))
+
+
+def measure(np, dynamo, make, rounds: int, calls: int) -> dict:
+    from harness import interleaved_samples
+
+    fn, drive = make(np)
+    plain_fn, plain_drive = make(np)  # its own state: both run the same sequence of calls
+    compiled = dynamo.compile(fn)
+    callback = compiled._dynamo_callback
+    start = len(callback.compiled_frames)
+    t0 = time.perf_counter()
+    first = drive(compiled)
+    first_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    expected = plain_drive(plain_fn)
+    plain_first = time.perf_counter() - t0
+    agree = same(np, first, expected)
+    for _ in range(3):  # a few more calls: the values change, the results must still agree
+        agree = agree and same(np, drive(compiled), plain_drive(plain_fn))
+    samples = interleaved_samples({"plain": lambda: plain_drive(plain_fn), "compiled": lambda: drive(compiled)},
+                                  calls, rounds=rounds)
+    counts = compiles_per_code(callback, start, fn)
+    given_up = [why for code, why in callback.given_up if code.co_qualname.startswith(fn.__code__.co_qualname)]
+    return {
+        "name": make.__name__, "same": agree, "plain": min(samples["plain"]), "compiled": min(samples["compiled"]),
+        "ratio": min(samples["plain"]) / min(samples["compiled"]), "first": first_seconds, "plain_first": plain_first,
+        "compiles": sum(counts.values()), "max_per_code": max(counts.values(), default=0),
+        "given_up": len(given_up),
+    }
+
+
+def main() -> None:
+    import numpy as np
+
+    import dynamo
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
+    options = parser.parse_args()
+    rounds, calls = (3, 2) if options.quick else (9, 5)
+    print(f"small programs: Python {sys.version.split()[0]}, NumPy {np.__version__}, backend numpy\n", flush=True)
+    header = (f"{'program':16} {'same':>5} {'plain':>10} {'compiled':>10} {'speed':>6} {'1st plain':>10} "
+              f"{'1st comp.':>10} {'compiles':>8} {'max/fn':>6} {'gave up':>7}")
+    print(header)
+    rows = []
+    for make in PROGRAMS:
+        row = measure(np, dynamo, make, rounds, calls)
+        rows.append(row)
+        print(f"{row['name']:16} {str(row['same']):>5} {row['plain'] * 1e3:8.3f}ms {row['compiled'] * 1e3:8.3f}ms "
+              f"{row['ratio']:5.2f}x {row['plain_first'] * 1e3:8.2f}ms {row['first'] * 1e3:8.1f}ms "
+              f"{row['compiles']:8d} {row['max_per_code']:6d} {row['given_up']:7d}", flush=True)
+    slow = [r["name"] for r in rows if r["ratio"] < 0.95]
+    many = [r["name"] for r in rows if r["max_per_code"] > 2]
+    print(f"\nsteady state under 0.95x plain: {', '.join(slow) or 'none'}; "
+          f"a function compiled more than twice: {', '.join(many) or 'none'}")
+    print("speed: plain time / compiled time per call, best of the interleaved rounds (a shared machine's load "
+          "only adds time); "
+          "max/fn: most versions of one code object (its resume functions counted apart); "
+          "gave up: frames that stopped recompiling for new values and run their original code")
+
+
+if __name__ == "__main__":
+    ensure_venv(("test",))
+    sys.path.insert(0, str(HERE))
+    main()
