@@ -61,7 +61,8 @@ def _everything_compiled(main_callback: object) -> types.SimpleNamespace:
     functions have callbacks of their own, and the report covers them too."""
     callbacks = [main_callback, *(c for c in api._callbacks.values() if c is not main_callback)]
     return types.SimpleNamespace(compiled_frames=[f for c in callbacks for f in c.compiled_frames],
-                                 recompiles=[r for c in callbacks for r in c.recompiles])
+                                 recompiles=[r for c in callbacks for r in c.recompiles],
+                                 given_up=[g for c in callbacks for g in c.given_up])
 
 
 def _run_as_main(script: str) -> None:
