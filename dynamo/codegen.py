@@ -283,11 +283,28 @@ def _run_as_written(code: types.CodeType, closure: tuple, *arguments: Any) -> An
     _C.mark_skip(code)  # marked at each run: dynamo.reset() forgets marks
     function = types.FunctionType(code, sys._getframe(1).f_globals, code.co_name, None, closure)
     try:
-        return function(*arguments)
+        with _warned_already():
+            return function(*arguments)
     except BaseException as error:  # the traceback shows the user's frames, not this helper's
         if error.__traceback__ is not None and error.__traceback__.tb_frame is sys._getframe():
             error.__traceback__ = error.__traceback__.tb_next
         raise
+
+
+def _warned_already() -> Any:
+    """While the frame runs again up to the op that raised, the floating-point warnings of the ops
+    before it were already shown by the graph (in the program's order): NumPy's 'warn' modes are
+    'ignore' for the rerun. Not where such a warning raises (np.errstate, a warnings filter 'error'):
+    the rerun must raise it as the graph did."""
+    import contextlib
+
+    import numpy as np
+
+    from .effect_order import errors_raise
+
+    if errors_raise():
+        return contextlib.nullcontext()
+    return np.errstate(**{kind: "ignore" if mode == "warn" else mode for kind, mode in np.geterr().items()})
 
 
 def graph_call(code: types.CodeType, compiled: "CompiledGraph", lineno: int) -> list[Instr]:

@@ -112,3 +112,29 @@ def test_the_rerun_leaves_no_exception_context():
     with pytest.raises(IndexError) as info:
         compiled(np.arange(3.0), np.array([5]))
     assert info.value.__context__ is None and len(LOG) == 1
+
+
+def warn_append_then_invert(x):
+    y = np.log(x - 1)  # invalid value: a RuntimeWarning before the op that raises
+    LOG.append(1)
+    return y, np.linalg.inv(np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b != "triton"])  # triton keeps no FP flags
+@pytest.mark.parametrize("action", ["always", "error"])
+def test_warnings_before_a_raising_op_show_once(backend, action):
+    import warnings
+
+    def run(fn):
+        reset()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter(action)
+            try:
+                fn(np.zeros(3))
+            except Exception as error:  # LinAlgError, or the RuntimeWarning raised under "error"
+                raised = type(error)
+        return raised, [str(w.message) for w in caught], observe()
+
+    compiled = dynamo.compile(warn_append_then_invert, backend=backend)
+    expected = run(warn_append_then_invert)
+    assert run(compiled) == expected and run(compiled) == expected
