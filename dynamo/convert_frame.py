@@ -72,7 +72,7 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
     while True:
         output = OutputGraph(code, frame.f_globals, backend, backend_name)
         tx = InstructionTranslator(frame, output)
-        traced += [output, tx]
+        traced += [output, tx, output.builder]  # the builder's table of the frame's objects too
         tx.break_at = None if reason is None else reason.break_step
         try:
             return_value = tx.run()
