@@ -187,6 +187,8 @@ def run_one(root: Path, short: str, preset: str, budget: float) -> dict:
     row["breaks"] = report.graph_break_count
     row["compile_s"] = report.compile_time
     row["ops"] = report.op_count
+    row["loops"] = report.loop_count
+    row["loop_notes"] = [line for _, lines in report.loops_by_frame for line in lines if "not captured" in line][:4]
     reasons = []
     for reason, count in report.reasons_by_frequency()[:6]:
         text = str(reason).splitlines()
@@ -229,8 +231,9 @@ def run_child(options: argparse.Namespace, short: str) -> dict:
 
 def format_table(rows: list[dict]) -> str:
     lines = [f"{'kernel':24} {'match':>9} {'plain':>10} {'compiled':>10} {'ratio':>6} {'compile':>8} "
-             f"{'graphs':>6} {'breaks':>6}",
-             f"{'':24} {'':>9} {'per call':>10} {'per call':>10} {'x':>6} {'ms':>8} {'':>6} {'':>6}"]
+             f"{'first':>7} {'graphs':>6} {'breaks':>6} {'loops':>5}",
+             f"{'':24} {'':>9} {'per call':>10} {'per call':>10} {'x':>6} {'ms':>8} {'call s':>7} {'':>6} {'':>6} "
+             f"{'':>5}"]
     for row in rows:
         if "ratio" not in row:
             lines.append(f"{row['kernel']:24} {row['status']}")
@@ -238,7 +241,13 @@ def format_table(rows: list[dict]) -> str:
         match = "exact" if row["exact"] else f"{row['max_rel_error']:.1e}"
         lines.append(f"{row['kernel']:24} {match:>9} {_duration(row['plain_s']):>10} "
                      f"{_duration(row['compiled_s']):>10} {row['ratio']:6.2f} {row['compile_s'] * 1e3:8.1f} "
-                     f"{row['graphs']:>6} {row['breaks']:>6}")
+                     f"{row['compiled_first_s']:7.2f} {row['graphs']:>6} {row['breaks']:>6} {row.get('loops', 0):>5}")
+    ratios = [row["ratio"] for row in rows if "ratio" in row]
+    if ratios:
+        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        exact = sum(1 for row in rows if row.get("exact"))
+        lines.append(f"{len(ratios)} kernels, {exact} exact; geomean ratio {geomean:.2f}x; first compiled call over 2 s: "
+                     f"{sum(1 for row in rows if row.get('compiled_first_s', 0) > 2)}")
     return "\n".join(lines)
 
 
@@ -270,10 +279,14 @@ def main() -> None:
     print(format_table(rows))
     print("\nratio: plain time / compiled time, the median of per-round ratios (higher is faster); match: 'exact' "
           "when the results and mutated arguments are bitwise equal,\nelse the largest relative error; compile: "
-          "tracing and backend time of all graphs (dynamo.explain); graphs/breaks: dynamo.explain's counts.")
+          "tracing and backend time of all graphs (dynamo.explain); first call: the first compiled call (tracing "
+          "included);\ngraphs/breaks: dynamo.explain's counts; loops: loops compiled into loop nodes (nested ones "
+          "included).")
     for row in rows:
         for text in row.get("differences", []):
             print(f"difference: {row['kernel']}: {text}")
+        for text in row.get("loop_notes", []):
+            print(f"loop: {row['kernel']}: {text.strip()}")
         if row.get("status", "").startswith(("CRASH", "HANG")):
             print(f"{row['status'].split(':')[0].lower()}: {row['kernel']}: {row['status']}")
     results = HERE / "results"

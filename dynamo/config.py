@@ -75,6 +75,13 @@ unroll_limit: int = 512
 # original code from then on, as fast as uncompiled (explain says which guard kept failing).
 recompiles_for_values: int = 1
 
+# A `for` loop over a range of at most this many iterations is unrolled into the graph (a flat
+# graph fuses across iterations: `for i in range(50): acc = acc * 0.5 + x * i` on 1M floats is one
+# fused kernel unrolled, 2.4x plain, and 150 separate NumPy calls as a loop); a longer one, or one
+# whose trip count is symbolic, is traced once into a loop node (dynamo/loop_capture.py) and
+# unrolled only if its body cannot be captured.
+loop_unroll_threshold: int = 64
+
 # Items (of a tuple, list, str or bytes) or bits (of an int) that one Python value made while tracing
 # may have, and items a container read from the frame may hold; past it the operation runs in
 # Python (a tracer that folded `(a,) * 2**31` or `sum(range(10**12))` would never finish).

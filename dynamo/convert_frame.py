@@ -64,18 +64,25 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
                               explain_break, reconstruct)
     from .output_graph import OutputGraph
     from .symbolic_convert import InstructionTranslator
+    from .loop_records import LoopRecords, RetraceWithoutLoop
     from .translator.core import BreakHere
 
     code = frame.f_code
     start = time.perf_counter()
     reason: Unsupported | None = None
+    loops = LoopRecords()
     while True:
         output = OutputGraph(code, frame.f_globals, backend, backend_name)
+        output.loops = loops = loops.next_trace()
         tx = InstructionTranslator(frame, output)
         traced += [output, tx, output.builder]  # the builder's table of the frame's objects too
         tx.break_at = None if reason is None else reason.break_step
         try:
             return_value = tx.run()
+        except RetraceWithoutLoop as rejected:  # that loop runs as before: unrolled, or in Python
+            breaks_log.debug("%s: %s", code.co_qualname, rejected)
+            loops.rejected[rejected.key] = rejected.rejected
+            continue
         except BreakHere:
             reason = explain_break(tx, reason)
             try:
@@ -114,6 +121,8 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
     result.dynamic = output.shape_env.report() + [
         f"{source.name()} is a run-time float: any value hits this graph (traced with {i.value!r})"
         for source, i in output.inputs.items() if "runtime_float" in getattr(getattr(i.variable, "node", None), "meta", {})]
+    result.loops = output.loops.report()
+    result.loop_count = len(output.loops.captured)
     result.trace_seconds = time.perf_counter() - start - (compiled.compile_seconds if compiled else 0.0)
     return result
 
@@ -243,6 +252,8 @@ class CompiledFrame:
     python_until: int | None = None
     unhooked: bool = False  # the code starts no frame to compile: the hook stays off (codegen.starts_no_frames)
     dynamic: list[str] = field(default_factory=list)  # explain's lines on dynamic sizes (ShapeEnv.report)
+    loops: list[str] = field(default_factory=list)  # explain's lines on loops captured and not (loop_records)
+    loop_count: int = 0  # loop nodes in the graphs, nested ones included
 
 
 # What must be equal for a transformed code object to behave as the original (names and line

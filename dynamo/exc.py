@@ -105,6 +105,7 @@ class Category:
     SIDE_EFFECT = "unsupported side effect"
     LOOP_BUDGET = "loop too long to unroll"
     LOOP_BREAK = "graph break inside a loop"
+    LOOP_CAPTURE = "loop not captured as a loop node"
     INLINE_DEPTH = "call too deep to inline"
     NUMPY_ERROR = "numpy would raise"
     EXCEPTION = "exception raised"

@@ -151,6 +151,9 @@ class ExplainOutput:
     assembler_error: str = ""
     # frames that stopped recompiling for new values and run their original code for other inputs
     given_up: list[str] = field(default_factory=list)
+    # per frame with loops: each loop captured as a loop node, and each not captured with its reason
+    loops_by_frame: list[tuple[str, list[str]]] = field(default_factory=list)
+    loop_count: int = 0  # loop nodes in the graphs, nested ones included
 
     @property
     def graph_count(self) -> int:
@@ -220,6 +223,11 @@ class ExplainOutput:
                 lines.append(f"Graph {index}: {len(ops)} ops, most used: {common}")
             notes = self.notes_per_graph[index - 1] if index <= len(self.notes_per_graph) else []
             lines.extend(f"  backend: {note}" for note in notes)
+        if self.loops_by_frame:
+            lines.append(f"Loops ({self.loop_count} captured as loop nodes):")
+            for name, frame_lines in self.loops_by_frame:
+                lines.append(f"  {name}:")
+                lines.extend(f"    {line}" for line in frame_lines)
         if self.dynamic_by_frame:
             lines.append("Dynamic dimensions:")
             for name, frame_lines in self.dynamic_by_frame:
@@ -274,6 +282,8 @@ def _describe_group(group: list[BreakReason]) -> str:
 def report_from(callback: Any) -> ExplainOutput:
     """Summarize everything `callback` (a ConvertFrame) compiled since it was last reset."""
     graphs, ops, guards, reasons, frames, summaries, by_frame, notes, dynamic = [], [], [], [], [], [], [], [], []
+    loops: list[tuple[str, list[str]]] = []
+    loop_count = 0
     seconds = 0.0
     for code, compiled in callback.compiled_frames:
         frames.append(code.co_qualname)
@@ -288,6 +298,9 @@ def report_from(callback: Any) -> ExplainOutput:
             by_frame.append((code.co_qualname, frame_guards))
         if compiled.dynamic:
             dynamic.append((code.co_qualname, compiled.dynamic))
+        if getattr(compiled, "loops", None):
+            loops.append((code.co_qualname, compiled.loops))
+        loop_count += getattr(compiled, "loop_count", 0)
         seconds += compiled.trace_seconds
         for error in compiled.breaks:
             reasons.append(BreakReason.from_unsupported(error, code.co_qualname, whole_frame=False))
@@ -306,7 +319,8 @@ def report_from(callback: Any) -> ExplainOutput:
 
     given_up = [f"{code.co_qualname}: {why}" for code, why in callback.given_up]
     return ExplainOutput(graphs, reasons, ops, guards, recompiles, seconds, frames, summaries, by_frame, notes,
-                         dynamic, collect(callback), failures, error, given_up=given_up)
+                         dynamic, collect(callback), failures, error, given_up=given_up,
+                         loops_by_frame=loops, loop_count=loop_count)
 
 
 def _op_name(node: Any) -> str:

@@ -15,6 +15,7 @@ from .exc import BackendCompilerFailed, Category, SourceLocation, unsupported
 from .fx_ir.graph import Graph
 from .fx_ir.graph_module import GraphModule
 from .fx_ir.tensor_meta import TensorMeta
+from .loop_records import LoopRecords
 from .guards import GuardKind, GuardSet, OnDevice, dtype_guard
 from .logs import get_artifact_logger
 from .side_effects import SideEffects
@@ -54,7 +55,10 @@ class OutputGraph:
         self.f_globals = f_globals
         self.backend = backend
         self.backend_name = backend_name
-        self.graph = Graph()
+        self.graph = Graph()  # where nodes go now: a loop body's graph while one is traced (loop_capture)
+        self.root_graph = self.graph  # the frame's graph, which takes the inputs
+        self.submodules: dict[str, Any] = {}  # loop_<n> -> ForLoop, for every graph of this trace
+        self.loops = LoopRecords()
         self.guards = GuardSet()
         self.inputs: dict[Source, GraphInput] = {}
         self.numpy = NumpyOps(self)
@@ -114,8 +118,8 @@ class OutputGraph:
         else:
             self.guard(AttrSource(source, "shape"), GuardKind.EQUALS, value.shape)
         name = _placeholder_name(source)
-        with self.graph.inserting_before(self._first_non_placeholder()):
-            node = self.graph.placeholder(name)
+        with self.root_graph.inserting_before(self._first_non_placeholder()):
+            node = self.root_graph.placeholder(name)
         node.meta["val"] = meta
         node.meta["source"] = source.name()
         if device_type is not None:  # what ops on it make, and what Python sees of it (numpy_api, arrays)
@@ -131,8 +135,8 @@ class OutputGraph:
 
         if source in self.inputs:
             return self.inputs[source].variable.node
-        with self.graph.inserting_before(self._first_non_placeholder()):
-            node = self.graph.placeholder(_placeholder_name(source))
+        with self.root_graph.inserting_before(self._first_non_placeholder()):
+            node = self.root_graph.placeholder(_placeholder_name(source))
         node.meta["val"] = symbol
         node.meta["source"] = source.name()
         value = self.shape_env.symbols[symbol].hint
@@ -151,8 +155,8 @@ class OutputGraph:
         """The placeholder of a run-time float argument, made when the graph first uses it."""
         if source in self.inputs:
             return self.inputs[source].variable.node
-        with self.graph.inserting_before(self._first_non_placeholder()):
-            node = self.graph.placeholder(_placeholder_name(source))
+        with self.root_graph.inserting_before(self._first_non_placeholder()):
+            node = self.root_graph.placeholder(_placeholder_name(source))
         node.meta["val"] = variable.meta  # an example: the graph takes any float here
         node.meta["runtime_float"] = value
         node.meta["source"] = source.name()
@@ -170,7 +174,7 @@ class OutputGraph:
         return None if symbol is None else SymbolicIntVariable(self, symbol)
 
     def _first_non_placeholder(self) -> Any:
-        for node in self.graph.nodes:
+        for node in self.root_graph.nodes:
             if node.op != "placeholder":
                 return node
         return None
@@ -250,7 +254,7 @@ class OutputGraph:
         self.graph.eliminate_dead_code()
         used = {n for n in self.graph.nodes if n.op == "placeholder"}
         inputs = [i for i in self.inputs.values() if i.variable.node in used]
-        gm = GraphModule({}, self.graph)
+        gm = GraphModule(self.submodules, self.graph)
         if graph_log.isEnabledFor(10):
             graph_log.debug("graph for %s:\n%s", self.code.co_qualname, gm.code)
         start = time.perf_counter()

@@ -27,17 +27,23 @@ class SideEffects:
         self._steps: dict[Any, tuple] = {}
         # real closure cells reached while tracing -> their one tracker (id -> (cell, tracker))
         self._cells: dict[int, tuple[Any, "VariableTracker"]] = {}
+        # every container mutated and every store, in order: a loop body traced once must change no
+        # Python state that outlives an iteration (loop_capture checks them)
+        self.mutation_log: list["VariableTracker"] = []
+        self.stores = 0
 
     def __bool__(self) -> bool:
         return bool(self._steps)
 
     def mutate(self, container: "VariableTracker") -> None:
         """A list, dict or set was changed in place; its final contents are written back."""
+        self.mutation_log.append(container)
         if container.source is not None:
             self._steps.setdefault(("contents", id(container)), ("contents", container))
 
     # ---- attributes --------------------------------------------------------------------------------
     def store_attr(self, obj: "VariableTracker", name: str, value: "VariableTracker") -> None:
+        self.stores += 1
         if obj.source is None:
             unsupported(Category.SIDE_EFFECT, f"setting attribute {name!r} on {obj.describe()}")
         # a later store moves the step to the end: replay order follows the last assignment
@@ -66,11 +72,13 @@ class SideEffects:
         return known[1]
 
     def store_cell(self, cell: "VariableTracker", value: "VariableTracker") -> None:
+        self.stores += 1
         self._steps.pop(("cell", id(cell)), None)
         self._steps[("cell", id(cell))] = ("cell", cell, value)
 
     # ---- globals -----------------------------------------------------------------------------------
     def store_global(self, name: str, value: "VariableTracker") -> None:
+        self.stores += 1
         self._steps.pop(("global", name), None)
         self._steps[("global", name)] = ("global", name, value)
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any
 
-from ...fx_ir import GraphModule
+from ...fx_ir import GraphModule, loop_of
 from ...fx_ir.user_lines import compile_at_user_lines
 from .. import settings
 from ..registry import register_backend
@@ -47,6 +47,7 @@ class NumpyBackend:
             return EagerOnDevice(graph_module, library)
         start = time.perf_counter()
         try:
+            self._compile_loop_bodies(graph_module)
             plan = self.plan(graph_module, example_inputs)
             source = self.source(plan)
             function: Any = self.callable(plan, source)
@@ -60,6 +61,15 @@ class NumpyBackend:
         function.compile_seconds = seconds
         log.debug("[callable] forward compiled in %.1f ms", seconds * 1e3)
         return function
+
+    def _compile_loop_bodies(self, graph_module: GraphModule) -> None:
+        """Each loop node's body becomes NumPy code of its own (this backend, recursively); the
+        parent's code calls the loop, a Python `for` around the compiled body."""
+        for node in graph_module.graph.nodes:
+            loop = loop_of(node)
+            if loop is not None:
+                body = self(loop.body, [])
+                graph_module.set_attribute(node.target, loop.with_body(body))
 
     # -- the three stages ---------------------------------------------------------------------------
 
@@ -101,7 +111,8 @@ class NumpyBackend:
         function.source = source.src
         # with no blocked kernels, forward is straight NumPy code that calls nothing generated:
         # the frontend may run it inside the caller's frame (dynamo/graph_inline.py)
-        function.inlinable = not source.loops
+        # (a loop node runs its body through Python calls that the hook must not see: never inlined)
+        function.inlinable = not source.loops and not any(n.op == "call_module" for n in plan.graph.nodes)
         return function  # type: ignore[no-any-return]
 
 

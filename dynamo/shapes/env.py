@@ -17,6 +17,7 @@ from ..fx_ir.lazy_sympy import is_sympy, sympy
 
 from ..exc import DynamoError, SourceLocation
 from ..fx_ir.ops.symbolic import SizeOracle, is_symbolic
+from . import loop_symbols
 
 log = logging.getLogger("dynamo.dynamic")
 
@@ -72,6 +73,8 @@ class ShapeEnv(SizeOracle):
         # symbolic sizes at run time (shapes.runtime): graph nodes and generated functions, by expression
         self.size_nodes: dict[sympy.Expr, Any] = {}
         self.size_functions: dict[sympy.Expr, Callable[..., int]] = {}
+        # induction variables of the loop bodies being traced (shapes/loop_symbols.py), outermost first
+        self.loop_bounds: dict[sympy.Symbol, Any] = {}
 
     # ---- symbols ---------------------------------------------------------------------------------
     def array_shape(self, source: Any, shape: tuple[int, ...], dynamic: set[int], marked: set[int],
@@ -121,6 +124,8 @@ class ShapeEnv(SizeOracle):
         return sympy.expand(sympy.sympify(expr).xreplace(self._known))
 
     def decide_equal(self, a: Any, b: Any) -> bool:
+        if loop_symbols.mentions_loop(self, sympy.sympify(a) - b):
+            return loop_symbols.decide_equal_in_loop(self, a, b)
         d = self._reduced(sympy.sympify(a) - b)
         if d.is_zero is not None:
             return bool(d.is_zero)
@@ -131,6 +136,8 @@ class ShapeEnv(SizeOracle):
         return equal
 
     def decide_nonnegative(self, a: Any) -> bool:
+        if loop_symbols.mentions_loop(self, a):
+            return loop_symbols.loop_sign(self, a, f"whether {a} >= 0")
         known = self._nonnegative(a)
         if known is not None:
             return known
@@ -151,6 +158,8 @@ class ShapeEnv(SizeOracle):
         # integers: a > b is a >= b + 1; a < b and a <= b are the same with the sides swapped
         low, high = (lhs, rhs) if isinstance(relation, (sympy.Ge, sympy.Gt)) else (rhs, lhs)
         strict = isinstance(relation, (sympy.Gt, sympy.Lt))
+        if loop_symbols.mentions_loop(self, relation):
+            return loop_symbols.loop_sign(self, sympy.sympify(low) - high - (1 if strict else 0), f"whether {relation}")
         known = self._nonnegative(sympy.sympify(low) - high - (1 if strict else 0))
         if known is not None:
             return bool(known)
@@ -191,6 +200,8 @@ class ShapeEnv(SizeOracle):
         if isinstance(value, list):
             return [self.specialize(v, why) for v in value]
         if is_sympy(value):
+            if loop_symbols.mentions_loop(self, value):
+                raise loop_symbols.iteration_dependent(self, f"the value of {value} ({why})")
             for symbol in sorted(value.free_symbols, key=str):
                 self._specialize_symbol(symbol, why)
             result = sympy.sympify(value.xreplace(self.hints))

@@ -8,6 +8,7 @@ import operator
 from bytecode import Instr
 
 from .. import bytecode_compat as compat
+from .. import loop_capture
 from ..exc import Category, unsupported
 from ..variables.base import VariableTracker
 from ..variables.builtins import BuiltinVariable
@@ -71,7 +72,10 @@ class ControlFlowMixin:
 
     # ---- loops -----------------------------------------------------------------------------------------------
     def GET_ITER(self, inst: Instr) -> None:
-        self.push(self.pop().iterator(self))
+        iterable = self.pop()
+        if loop_capture.try_capture(self, iterable):  # the whole loop is one loop node: now after it
+            return
+        self.push(iterable.iterator(self))
 
     def FOR_ITER(self, inst: Instr) -> None:
         item = self.peek().next_item(self)

@@ -299,6 +299,13 @@ def _range(tx: "Tx", /, *args: VariableTracker) -> VariableTracker | None:
 
     if not args or not all(a.is_python_constant() for a in args):
         return None
+    from .symbolic import SymbolicIntVariable
+
+    if len(args) <= 3 and any(isinstance(a, SymbolicIntVariable) for a in args) and all(
+            isinstance(a, SymbolicIntVariable) or type(a.as_python_constant()) is int for a in args):
+        from .loop_range import SymbolicRangeVariable  # a for loop over it may become a loop node
+
+        return SymbolicRangeVariable(list(args))
     args = tuple(concrete(a, "range() of a size (a loop over it is unrolled)") for a in args)
     try:
         return RangeVariable(range(*[a.as_python_constant() for a in args]))

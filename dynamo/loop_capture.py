@@ -1,0 +1,357 @@
+"""Loops that stay loops: a `for i in range(...)` loop too long to unroll, or with a symbolic trip
+count, is traced once with `i` as a symbolic int into a body graph and becomes one loop node.
+
+Locals the body assigns and the code reads later (or in the next iteration) are the loop-carried
+values; arrays the body writes in place are written in place by the body graph, as NumPy would.
+A body that cannot be captured whole raises RetraceWithoutLoop, and the frame is traced again
+with that loop run as before (unrolled, or in Python), the reason kept for explain().
+"""
+from __future__ import annotations
+
+import operator
+from typing import TYPE_CHECKING, Any
+
+from bytecode import Label
+
+from . import bytecode_compat as compat
+from . import config
+from .exc import Unsupported
+from .fx_ir.graph import Graph
+from .fx_ir.graph_module import GraphModule
+from .fx_ir.lazy_sympy import sympy
+from .fx_ir.loops import ForLoop
+from .fx_ir.node import Node, map_arg
+from .fx_ir.ops import symbolic as sizes
+from .loop_records import CapturedLoop, RejectedLoop, RetraceWithoutLoop
+from .shapes.loop_symbols import LoopBounds
+from .variables.arrays import ArrayVariable
+from .variables.base import VariableTracker
+from .variables.constant import ConstantVariable
+from .variables.iterators import RangeVariable
+from .variables.loop_range import SymbolicRangeVariable
+from .variables.symbolic import SymbolicIntVariable
+
+if TYPE_CHECKING:
+    from .translator.core import InstructionTranslatorBase as Tx
+
+# Instructions a body traced once cannot contain: they leave the loop or change Python state that
+# the next iteration would see differently.
+_LEAVING = frozenset({"RETURN_VALUE", "RETURN_CONST", "YIELD_VALUE", "RAISE_VARARGS", "RERAISE"})
+_STORES = {"STORE_GLOBAL": "assigns a global", "DELETE_GLOBAL": "deletes a global",
+           "STORE_DEREF": "assigns a closure variable", "DELETE_DEREF": "deletes a closure variable",
+           "STORE_ATTR": "assigns an attribute", "DELETE_ATTR": "deletes an attribute",
+           "DELETE_FAST": "deletes a local", "STORE_NAME": "assigns a name", "DELETE_SUBSCR": "deletes an item"}
+_LOCAL_STORES = frozenset({"STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"})
+
+
+class NotCaptured(Exception):
+    """Why this loop's body cannot be one loop node (internal to this module)."""
+
+
+class _IterationMarker(VariableTracker):
+    """Stands where the range iterator would be on the stack while the body is traced."""
+
+    def describe(self) -> str:
+        return "the iterator of a captured loop"
+
+
+def try_capture(tx: "Tx", iterable: VariableTracker) -> bool:
+    """Called at GET_ITER with the iterable popped: True when the whole loop became a loop node
+    (the translator then stands after the loop), False to run the loop as before."""
+    if not isinstance(iterable, (RangeVariable, SymbolicRangeVariable)) or tx.ip >= len(tx.instructions):
+        return False
+    for_iter = tx.instructions[tx.ip]
+    if for_iter.name != "FOR_ITER":
+        return False
+    bounds = _range_bounds(iterable)
+    if bounds is None:
+        return False
+    start, stop, step = bounds
+    if not isinstance(iterable, SymbolicRangeVariable) and len(iterable.value) <= config.loop_unroll_threshold:
+        return False  # short and known: unrolled (a flat graph fuses across iterations)
+    records = tx.output.loops
+    key = records.key(tx.code, tx.ip)
+    if key in records.rejected:
+        return False
+    capture = _LoopCapture(tx, start, stop, step)
+    try:
+        capture.run()
+    except NotCaptured as why:
+        raise RetraceWithoutLoop(key, RejectedLoop(capture.location, capture.variable, str(why))) from None
+    return True
+
+
+def _range_bounds(iterable: VariableTracker) -> tuple[Any, Any, int] | None:
+    """(start, stop, step): start and stop ints or sympy expressions, step a nonzero int."""
+    if isinstance(iterable, RangeVariable):
+        r = iterable.value
+        return r.start, r.stop, r.step
+    parts = []
+    for part in iterable.bounds():
+        if isinstance(part, SymbolicIntVariable):
+            parts.append(part.expr)
+        elif isinstance(part, ConstantVariable) and type(part.value) is int:
+            parts.append(part.value)
+        else:
+            return None
+    if not isinstance(parts[2], int) or parts[2] == 0:
+        return None  # a symbolic step: its sign decides the bounds
+    return parts[0], parts[1], parts[2]
+
+
+def _trip_count(start: Any, stop: Any, step: int) -> Any:
+    if not any(sizes.is_symbolic(v) for v in (start, stop)):
+        return len(range(start, stop, step))
+    return sympy.Max(0, sizes.ceildiv(sympy.sympify(stop) - start, step) if step > 0
+                     else sizes.ceildiv(sympy.sympify(start) - stop, -step))
+
+
+class _LoopCapture:
+    def __init__(self, tx: "Tx", start: Any, stop: Any, step: int) -> None:
+        self.tx = tx
+        self.output = tx.output
+        self.start, self.stop, self.step = start, stop, step
+        self.for_ip = tx.ip
+        self.exit_ip = tx.label_targets[tx.instructions[tx.ip].arg]
+        self.location = tx.location()
+        first = tx.instructions[self.for_ip + 1] if self.for_ip + 1 < len(tx.instructions) else None
+        self.variable = first.arg if first is not None and first.name == "STORE_FAST" and isinstance(first.arg, str) else "?"
+
+    # ---- the steps -------------------------------------------------------------------------------------
+    def run(self) -> None:
+        tx, output = self.tx, self.output
+        self._check_instructions()
+        carried_names, temporaries = self._classify_locals()
+        initial = {name: self._carried_initial(name) for name in carried_names}
+
+        body = Graph()
+        symbol = sympy.Symbol(f"i{len(output.shape_env.loop_bounds)}_{self.variable}", integer=True)
+        lower, upper = (self.start, sympy.sympify(self.stop) - 1) if self.step > 0 else (sympy.sympify(self.stop) + 1, self.start)
+        index_node = body.placeholder(self.variable if self.variable.isidentifier() else "i")
+        index_node.meta["val"] = symbol
+        index_node.meta["loop_symbol"] = symbol
+        proxies: dict[str, ArrayVariable] = {}
+        for name, value in initial.items():
+            node = body.placeholder(name)
+            node.meta["val"] = value.meta
+            proxies[name] = ArrayVariable(node, value.meta, value.bases)
+
+        saved_graph, saved_locals, saved_stack = output.graph, dict(tx.symbolic_locals), list(tx.stack)
+        saved_sizes = dict(output.shape_env.size_nodes)
+        env = output.shape_env
+        log_start, stores = len(output.side_effects.mutation_log), output.side_effects.stores
+        before = _reachable(list(saved_locals.values()) + saved_stack)
+        env.loop_bounds[symbol] = LoopBounds(symbol, lower, upper, self.variable)
+        env.hints[symbol] = env.hint(self.start) if sizes.is_symbolic(self.start) else int(self.start)
+        env.size_nodes[symbol] = index_node
+        output.graph = body
+        output.loops.depth += 1
+        try:
+            tx.symbolic_locals.update(proxies)
+            tx.push(_IterationMarker())
+            head_depth = len(tx.stack)
+            tx.push(SymbolicIntVariable(output, symbol, node=index_node))
+            tx.ip = self.for_ip + 1
+            self._trace_one_iteration(head_depth)
+            after = {name: tx.symbolic_locals.get(name) for name in carried_names}
+            self._check_side_effects(log_start, stores, before)
+            next_values = [self._next_value(name, initial[name], after[name]) for name in carried_names]
+        finally:
+            output.graph = saved_graph
+            output.loops.depth -= 1
+            del env.loop_bounds[symbol]
+            env.hints.pop(symbol, None)
+            env.size_nodes.clear()
+            env.size_nodes.update(saved_sizes)
+            tx.symbolic_locals.clear()
+            tx.symbolic_locals.update(saved_locals)
+            tx.stack[:] = saved_stack
+        body.output(tuple(next_values))
+        captured = _lift_captures(body)
+        self._emit(body, initial, captured, temporaries)
+
+    def _check_instructions(self) -> None:
+        tx = self.tx
+        if self.variable == "?":
+            raise NotCaptured("the loop target is not a plain local variable")
+        for index in range(self.for_ip + 1, self.exit_ip):
+            inst = tx.instructions[index]
+            if inst.name in _LEAVING:
+                raise NotCaptured(f"the body leaves the loop ({inst.name}) at line {inst.lineno}")
+            if inst.name in _STORES:
+                raise NotCaptured(f"the body {_STORES[inst.name]} at line {inst.lineno}")
+            if isinstance(inst.arg, Label):
+                target = tx.label_targets[inst.arg]
+                if not self.for_ip <= target < self.exit_ip:
+                    raise NotCaptured(f"the body leaves the loop (break) at line {inst.lineno}")
+            if index in tx.facts.in_user_region:
+                raise NotCaptured(f"the body has a try/with block at line {inst.lineno}")
+
+    def _classify_locals(self) -> tuple[list[str], list[str]]:
+        """(carried, temporaries): locals the body assigns that are live at the loop head (read in
+        the next iteration or after the loop), and those that are not."""
+        tx = self.tx
+        stored: dict[str, None] = {}
+        for index in range(self.for_ip + 1, self.exit_ip):
+            inst = tx.instructions[index]
+            if inst.name in _LOCAL_STORES:
+                names = inst.arg if inst.name == "STORE_FAST_STORE_FAST" else (
+                    inst.arg[0] if inst.name == "STORE_FAST_LOAD_FAST" else inst.arg)
+                for name in (names if isinstance(names, tuple) else (names,)):
+                    stored.setdefault(str(name), None)
+        live = tx.facts.live_locals(self.for_ip)
+        if self.variable in live:
+            raise NotCaptured(f"the loop variable {self.variable} is read after the loop")
+        if tx.facts.read_by_calls:
+            raise NotCaptured("the code reads its locals by name (eval, locals)")
+        carried = [n for n in stored if n in live and n != self.variable]
+        temporaries = [n for n in stored if n not in live]
+        return carried, temporaries
+
+    def _carried_initial(self, name: str) -> ArrayVariable:
+        value = self.tx.symbolic_locals.get(name)
+        if value is None:
+            raise NotCaptured(f"{name} is assigned in the body but has no value before the loop")
+        value = self.tx.realize(value)
+        self.tx.symbolic_locals[name] = value
+        if type(value) is not ArrayVariable or value.node.meta.get("device") or value.node.meta.get("array_type"):
+            raise NotCaptured(f"the carried value {name} is {value.describe()}, not a NumPy array or scalar "
+                              "of the graph")
+        if _has_loop_symbol(self.output.shape_env, value.meta.shape):
+            raise NotCaptured(f"the carried value {name} has a shape that depends on an outer loop's variable")
+        return value
+
+    def _trace_one_iteration(self, head_depth: int) -> None:
+        tx = self.tx
+        try:
+            while tx.ip != self.for_ip:
+                if not self.for_ip < tx.ip < self.exit_ip:
+                    raise NotCaptured("the body leaves the loop")
+                tx.step()
+        except Unsupported as error:
+            where = f" (line {error.location.lineno})" if error.location is not None else ""
+            raise NotCaptured(f"{error.category}: {error.explanation}{where}") from None
+        if len(tx.stack) != head_depth or not isinstance(tx.stack[-1], _IterationMarker):
+            raise NotCaptured("the body leaves values on the stack")
+
+    def _check_side_effects(self, log_start: int, stores: int, before: set[int]) -> None:
+        effects = self.output.side_effects
+        if effects.stores != stores:
+            raise NotCaptured("the body assigns an attribute, global or closure variable")
+        for container in effects.mutation_log[log_start:]:
+            if container.source is not None or id(container) in before:
+                raise NotCaptured(f"the body mutates {container.describe()}, a Python container that outlives "
+                                  "the iteration")
+
+    def _next_value(self, name: str, initial: ArrayVariable, value: VariableTracker | None) -> Node:
+        env = self.output.shape_env
+        if type(value) is not ArrayVariable:
+            what = "nothing" if value is None else value.describe()
+            raise NotCaptured(f"the carried value {name} becomes {what} in the body (was {initial.describe()})")
+        same = (value.meta.dtype == initial.meta.dtype and value.meta.scalar == initial.meta.scalar
+                and len(value.meta.shape) == len(initial.meta.shape)
+                and all(sympy.sympify(a) == sympy.sympify(b) for a, b in zip(value.meta.shape, initial.meta.shape)))
+        if not same or _has_loop_symbol(env, value.meta.shape):
+            raise NotCaptured(f"the carried value {name} changes from {initial.describe()} to {value.describe()} "
+                              "in the body")
+        return value.node
+
+    # ---- the loop node --------------------------------------------------------------------------------
+    def _emit(self, body: Graph, initial: dict[str, ArrayVariable], captured: list[Node],
+              temporaries: list[str]) -> None:
+        tx, output = self.tx, self.output
+        name = f"loop_{len(output.submodules)}"
+        where = f"{self.location.filename}:{self.location.lineno}" if self.location else ""
+        loop = ForLoop(GraphModule(output.submodules, body), len(initial), description=where)
+        loop.body.graph.lint()
+        output.submodules[name] = loop
+        args = (self._graph_int(self.start), self._graph_int(self.stop), self.step,
+                *(v.node for v in initial.values()), *captured)
+        metas = tuple(v.meta for v in initial.values())
+        node = output.create_node("call_module", name, args, {}, metas)
+        node.meta["impure"] = True  # its reads of arrays written later must stay before those writes
+        bases: frozenset = frozenset()
+        for value in initial.values():
+            bases |= value.bases
+        for n in captured:  # captured arrays that a carried value may have become a view of
+            bases |= _bases_of(tx, n)
+        for index, (local, value) in enumerate(initial.items()):
+            item = output.create_node("call_function", operator.getitem, (node, index), {}, value.meta)
+            tx.symbolic_locals[local] = ArrayVariable(item, value.meta, bases)
+        for local in [*temporaries, self.variable]:
+            tx.symbolic_locals.pop(local, None)
+        tx.ip = self.exit_ip + compat.FOR_ITER_EXHAUSTED_SKIP
+        body_ops = sum(1 for n in body.nodes if n.op not in ("placeholder", "output"))
+        trip = _trip_count(self.start, self.stop, self.step)
+        output.loops.captured.append(CapturedLoop(self.location, self.variable, str(trip), body_ops,
+                                                  list(initial), output.loops.depth))
+
+    def _graph_int(self, value: Any) -> Any:
+        if not sizes.is_symbolic(value):
+            return int(value)
+        return SymbolicIntVariable(self.output, value).as_graph_argument()
+
+
+def _lift_captures(body: Graph) -> list[Node]:
+    """Replace every argument of a body node that belongs to another graph by a new placeholder
+    of the body (after the carried ones); the outer nodes, in placeholder order."""
+    outer: dict[Node, Node] = {}
+    last_placeholder = None
+    for node in body.nodes:
+        if node.op == "placeholder":
+            last_placeholder = node
+
+    def lift(value: Node) -> Node:
+        nonlocal last_placeholder
+        if value.graph is body:
+            return value
+        placeholder = outer.get(value)
+        if placeholder is None:
+            with body.inserting_after(last_placeholder):
+                placeholder = body.placeholder(value.name)
+            placeholder.meta["val"] = value.meta.get("val")
+            last_placeholder = outer[value] = placeholder
+        return placeholder
+
+    for node in list(body.nodes):
+        if node.op == "placeholder":
+            continue
+        if any(inp.graph is not body for inp in node.all_input_nodes):
+            node.args = map_arg(node.args, lift)
+            node.kwargs = map_arg(node.kwargs, lift)
+    return list(outer)
+
+
+def _bases_of(tx: "Tx", node: Node) -> frozenset:
+    for graph_input in tx.output.inputs.values():
+        variable = graph_input.variable
+        if getattr(variable, "node", None) is node and isinstance(variable, ArrayVariable):
+            return variable.bases
+    return frozenset()
+
+
+def _has_loop_symbol(env: Any, shape: Any) -> bool:
+    from .shapes.loop_symbols import mentions_loop
+
+    return any(sizes.is_symbolic(d) and mentions_loop(env, d) for d in shape)
+
+
+def _reachable(values: list[Any]) -> set[int]:
+    """Ids of the trackers reachable from `values` through containers (lists, tuples, dicts, sets)."""
+    seen: set[int] = set()
+    todo = list(values)
+    while todo:
+        value = todo.pop()
+        if value is None or id(value) in seen:
+            continue
+        seen.add(id(value))
+        items = getattr(value, "items", None)
+        if isinstance(items, list):
+            todo.extend(items)
+        elif isinstance(items, dict):
+            todo.extend(items.values())
+            todo.extend(k for k in items if isinstance(k, VariableTracker))
+        contents = getattr(value, "contents", None)
+        if isinstance(contents, VariableTracker):
+            todo.append(contents)
+    return seen

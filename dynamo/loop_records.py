@@ -1,0 +1,72 @@
+"""What one frame's traces learned about its loops: which became loop nodes (for explain) and which
+could not, so that the retrace after a failed capture runs those loops as before (unrolled or in Python).
+
+A loop is keyed by (code, index of its FOR_ITER, how many times the trace reached it before):
+tracing is deterministic, so every retrace of the frame meets the same loops in the same order.
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+
+from .exc import SourceLocation
+
+LoopKey = tuple[types.CodeType, int, int]
+
+
+@dataclass
+class CapturedLoop:
+    location: SourceLocation | None
+    variable: str  # the induction variable's name
+    trip_count: str  # the trip count, as an expression of the frame's sizes
+    body_ops: int
+    carried: list[str]
+    depth: int  # 0 for a loop of the frame's graph, 1 for one nested in a captured loop, ...
+
+    def describe(self) -> str:
+        where = f"{self.location.filename}:{self.location.lineno}" if self.location else "?"
+        carried = ", ".join(self.carried) or "none"
+        return (f"{'  ' * self.depth}loop over {self.variable} at {where}: {self.trip_count} iterations, "
+                f"{self.body_ops} ops per iteration, carried: {carried}")
+
+
+@dataclass
+class RejectedLoop:
+    location: SourceLocation | None
+    variable: str
+    reason: str
+
+    def describe(self) -> str:
+        where = f"{self.location.filename}:{self.location.lineno}" if self.location else "?"
+        return f"loop over {self.variable} at {where} not captured: {self.reason}"
+
+
+class RetraceWithoutLoop(Exception):
+    """A loop body could not be captured whole: trace the frame again with this loop run as before."""
+
+    def __init__(self, key: LoopKey, rejected: RejectedLoop) -> None:
+        super().__init__(rejected.describe())
+        self.key = key
+        self.rejected = rejected
+
+
+@dataclass
+class LoopRecords:
+    """Per trace: the captured loops; shared by the frame's retraces: the rejected ones."""
+
+    captured: list[CapturedLoop] = field(default_factory=list)
+    rejected: dict[LoopKey, RejectedLoop] = field(default_factory=dict)
+    encounters: dict[tuple[types.CodeType, int], int] = field(default_factory=dict)
+    depth: int = 0  # loop bodies being traced right now
+
+    def key(self, code: types.CodeType, index: int) -> LoopKey:
+        count = self.encounters.get((code, index), 0)
+        self.encounters[(code, index)] = count + 1
+        return (code, index, count)
+
+    def next_trace(self) -> LoopRecords:
+        """The records a retrace of the same frame starts with: the rejections carry over."""
+        return LoopRecords(rejected=self.rejected)
+
+    def report(self) -> list[str]:
+        return [c.describe() for c in self.captured] + [r.describe() for r in self.rejected.values()]
