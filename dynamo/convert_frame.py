@@ -81,7 +81,10 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
             return_value = tx.run()
         except RetraceWithoutLoop as rejected:  # that loop runs as before: unrolled, or in Python
             breaks_log.debug("%s: %s", code.co_qualname, rejected)
-            loops.rejected[rejected.key] = rejected.rejected
+            if rejected.peel and rejected.key not in loops.peeled:
+                loops.peeled.add(rejected.key)
+            else:
+                loops.rejected[rejected.key] = rejected.rejected
             continue
         except BreakHere:
             reason = explain_break(tx, reason)

@@ -48,6 +48,10 @@ class NotCaptured(Exception):
     """Why this loop's body cannot be one loop node (internal to this module)."""
 
 
+class NeedsPeeling(NotCaptured):
+    """A Python number is carried: its type may change in the first iteration (0.0 + np.float64)."""
+
+
 class _IterationMarker(VariableTracker):
     """Stands where the range iterator would be on the stack while the body is traced."""
 
@@ -55,30 +59,75 @@ class _IterationMarker(VariableTracker):
         return "the iterator of a captured loop"
 
 
-def try_capture(tx: "Tx", iterable: VariableTracker) -> bool:
-    """Called at GET_ITER with the iterable popped: True when the whole loop became a loop node
-    (the translator then stands after the loop), False to run the loop as before."""
+def iterate(tx: "Tx", iterable: VariableTracker) -> VariableTracker | None:
+    """GET_ITER of `iterable` (popped): the iterator to push, or None when the whole loop became a
+    loop node (the translator then stands after the loop, the iterator never pushed)."""
     if not isinstance(iterable, (RangeVariable, SymbolicRangeVariable)) or tx.ip >= len(tx.instructions):
-        return False
+        return iterable.iterator(tx)
     for_iter = tx.instructions[tx.ip]
-    if for_iter.name != "FOR_ITER":
-        return False
-    bounds = _range_bounds(iterable)
+    bounds = _range_bounds(iterable) if for_iter.name == "FOR_ITER" else None
     if bounds is None:
-        return False
+        return iterable.iterator(tx)
     start, stop, step = bounds
-    if not isinstance(iterable, SymbolicRangeVariable) and len(iterable.value) <= config.loop_unroll_threshold:
-        return False  # short and known: unrolled (a flat graph fuses across iterations)
+    if (not isinstance(iterable, SymbolicRangeVariable) and len(iterable.value) <= config.loop_unroll_threshold
+            and not _has_inner_loop(tx)):
+        return iterable.iterator(tx)  # short, known and innermost: unrolled (a flat graph fuses across iterations)
     records = tx.output.loops
     key = records.key(tx.code, tx.ip)
     if key in records.rejected:
-        return False
-    capture = _LoopCapture(tx, start, stop, step)
+        return iterable.iterator(tx)
+    if key in records.peeled:
+        return _PeelingIterator(key, tx.ip, start, stop, step)
+    capture(tx, key, tx.ip, start, stop, step, peeled=False)
+    return None
+
+
+def capture(tx: "Tx", key: Any, for_ip: int, start: Any, stop: Any, step: int, peeled: bool) -> None:
+    """Trace the loop at `for_ip` over range(start, stop, step) into a loop node, or raise RetraceWithoutLoop."""
+    loop = _LoopCapture(tx, for_ip, start, stop, step, peeled)
     try:
-        capture.run()
+        loop.run()
+    except NeedsPeeling as why:
+        raise RetraceWithoutLoop(key, RejectedLoop(loop.location, loop.variable, str(why)), peel=True) from None
     except NotCaptured as why:
-        raise RetraceWithoutLoop(key, RejectedLoop(capture.location, capture.variable, str(why))) from None
-    return True
+        raise RetraceWithoutLoop(key, RejectedLoop(loop.location, loop.variable, str(why))) from None
+
+
+class _PeelingIterator(VariableTracker):
+    """The iterator of a loop whose first iteration is unrolled (it turns a Python number carried
+    through the loop into a NumPy scalar of the graph) and whose other iterations become a loop node,
+    captured when FOR_ITER asks for the second item."""
+
+    def __init__(self, key: Any, for_ip: int, start: Any, stop: Any, step: int) -> None:
+        super().__init__()
+        self.key, self.for_ip = key, for_ip
+        self.start, self.stop, self.step = start, stop, step
+        self.started = False
+
+    def describe(self) -> str:
+        return "the iterator of a loop with its first iteration unrolled"
+
+    def next_item(self, tx: "Tx") -> VariableTracker | None:
+        env = tx.output.shape_env
+        if not self.started:
+            self.started = True
+            relation = sympy.Gt(self.stop, self.start) if self.step > 0 else sympy.Lt(self.stop, self.start)
+            if not env.decide_relation(relation):
+                return None
+            return SymbolicIntVariable.create(tx.output, self.start)
+        rest = sympy.sympify(self.start) + self.step
+        rest = int(rest) if rest.is_Integer else rest
+        me = tx.pop()
+        capture(tx, self.key, self.for_ip, rest, self.stop, self.step, peeled=True)
+        tx.push(me)  # FOR_ITER pops it and jumps past the loop, where capture left the translator
+        return None
+
+
+def _has_inner_loop(tx: "Tx") -> bool:
+    """Whether the loop whose FOR_ITER is at tx.ip contains another loop: unrolling a nest
+    multiplies the trip counts (seidel_2d: 8 x 48 x 48 iterations ran past the trace budget)."""
+    exit_ip = tx.label_targets[tx.instructions[tx.ip].arg]
+    return any(inst.name == "FOR_ITER" for inst in tx.instructions[tx.ip + 1:exit_ip])
 
 
 def _range_bounds(iterable: VariableTracker) -> tuple[Any, Any, int] | None:
@@ -107,12 +156,13 @@ def _trip_count(start: Any, stop: Any, step: int) -> Any:
 
 
 class _LoopCapture:
-    def __init__(self, tx: "Tx", start: Any, stop: Any, step: int) -> None:
+    def __init__(self, tx: "Tx", for_ip: int, start: Any, stop: Any, step: int, peeled: bool) -> None:
         self.tx = tx
         self.output = tx.output
         self.start, self.stop, self.step = start, stop, step
-        self.for_ip = tx.ip
-        self.exit_ip = tx.label_targets[tx.instructions[tx.ip].arg]
+        self.peeled = peeled
+        self.for_ip = for_ip
+        self.exit_ip = tx.label_targets[tx.instructions[for_ip].arg]
         self.location = tx.location()
         first = tx.instructions[self.for_ip + 1] if self.for_ip + 1 < len(tx.instructions) else None
         self.variable = first.arg if first is not None and first.name == "STORE_FAST" and isinstance(first.arg, str) else "?"
@@ -214,6 +264,9 @@ class _LoopCapture:
             raise NotCaptured(f"{name} is assigned in the body but has no value before the loop")
         value = self.tx.realize(value)
         self.tx.symbolic_locals[name] = value
+        if (not self.peeled and isinstance(value, ConstantVariable)
+                and type(value.value) in (int, float, complex, bool)):
+            raise NeedsPeeling(f"the carried value {name} is the Python number {value.value!r}")
         if type(value) is not ArrayVariable or value.node.meta.get("device") or value.node.meta.get("array_type"):
             raise NotCaptured(f"the carried value {name} is {value.describe()}, not a NumPy array or scalar "
                               "of the graph")

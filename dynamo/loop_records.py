@@ -44,10 +44,11 @@ class RejectedLoop:
 class RetraceWithoutLoop(Exception):
     """A loop body could not be captured whole: trace the frame again with this loop run as before."""
 
-    def __init__(self, key: LoopKey, rejected: RejectedLoop) -> None:
+    def __init__(self, key: LoopKey, rejected: RejectedLoop, peel: bool = False) -> None:
         super().__init__(rejected.describe())
         self.key = key
         self.rejected = rejected
+        self.peel = peel  # not rejected: retrace with its first iteration unrolled
 
 
 @dataclass
@@ -56,6 +57,7 @@ class LoopRecords:
 
     captured: list[CapturedLoop] = field(default_factory=list)
     rejected: dict[LoopKey, RejectedLoop] = field(default_factory=dict)
+    peeled: set[LoopKey] = field(default_factory=set)  # loops captured after their first iteration
     encounters: dict[tuple[types.CodeType, int], int] = field(default_factory=dict)
     depth: int = 0  # loop bodies being traced right now
 
@@ -66,7 +68,7 @@ class LoopRecords:
 
     def next_trace(self) -> LoopRecords:
         """The records a retrace of the same frame starts with: the rejections carry over."""
-        return LoopRecords(rejected=self.rejected)
+        return LoopRecords(rejected=self.rejected, peeled=self.peeled)
 
     def report(self) -> list[str]:
         return [c.describe() for c in self.captured] + [r.describe() for r in self.rejected.values()]

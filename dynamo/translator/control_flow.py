@@ -72,10 +72,9 @@ class ControlFlowMixin:
 
     # ---- loops -----------------------------------------------------------------------------------------------
     def GET_ITER(self, inst: Instr) -> None:
-        iterable = self.pop()
-        if loop_capture.try_capture(self, iterable):  # the whole loop is one loop node: now after it
-            return
-        self.push(iterable.iterator(self))
+        iterator = loop_capture.iterate(self, self.pop())
+        if iterator is not None:  # None: the whole loop is one loop node, and the translator after it
+            self.push(iterator)
 
     def FOR_ITER(self, inst: Instr) -> None:
         item = self.peek().next_item(self)

@@ -218,6 +218,34 @@ def test_float_arithmetic_with_the_loop_variable():
     check_calls(float_step_and_index_arithmetic, lambda n: (rng(n).random(7), n), [20, 30, 40])
 
 
+def go_fast(a):
+    trace = 0.0
+    for i in range(a.shape[0]):
+        trace += np.tanh(a[i, i])
+    return a + trace
+
+
+def durbin(r):
+    y = np.empty_like(r)
+    alpha = -r[0]
+    beta = 1.0
+    y[0] = -r[0]
+    for k in range(1, r.shape[0]):
+        beta *= 1.0 - alpha * alpha
+        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
+        y[:k] += alpha * np.flip(y[:k])
+        y[k] = alpha
+    return y
+
+
+@pytest.mark.parametrize("program,make", [(go_fast, lambda n: (rng(n).random((n, n)),)),
+                                          (durbin, lambda n: (rng(n).random(n) * 0.1,))])
+def test_python_numbers_carried_through_numpy_scalars_peel_the_first_iteration(program, make):
+    _, counter = counted(program, make, [20, 30, 40])
+    assert loops_in(counter) == [1, 1]
+    check_calls(program, make, [20, 30, 40], backend="numpy")
+
+
 def test_short_known_loops_still_unroll():
     def f(a, n):
         for i in range(n):
@@ -265,16 +293,17 @@ def body_breaks_on_data(x):
     return total
 
 
-def carried_changes_type(x):
-    total = 0
+def python_counter(x):
+    k = 0
     for i in range(20):
-        total = total + x[i]
-    return total
+        x[i] = k
+        k += 2
+    return k
 
 
 @pytest.mark.parametrize("program,why", [
     (body_prints, "print"), (body_mutates_a_list, "mutates"), (body_breaks_on_data, "leaves the loop"),
-    (carried_changes_type, "total"),
+    (python_counter, "k"),
 ])
 def test_bodies_that_cannot_be_captured_fall_back_and_explain_says_why(program, why, capsys):
     def inputs(n):
@@ -286,3 +315,18 @@ def test_bodies_that_cannot_be_captured_fall_back_and_explain_says_why(program, 
     text = str(report)
     assert report.loop_count == 0
     assert "not captured" in text and why in text, text
+
+
+def seidel(TSTEPS, N, A):
+    for t in range(0, TSTEPS - 1):
+        for i in range(1, N - 1):
+            A[i, 1:-1] += A[i - 1, :-2] + A[i + 1, 2:]
+            for j in range(1, N - 1):
+                A[i, j] += A[i, j - 1]
+                A[i, j] /= 9.0
+
+
+def test_short_loops_around_inner_loops_are_captured_not_unrolled():
+    with dynamo.config.patch(loop_unroll_threshold=64):
+        _, counter = counted(seidel, lambda n: (4, n, rng(n).random((n, n))), [30, 30])
+    assert loops_in(counter) == [2]  # t and i; the innermost j (28 iterations) unrolls in i's body
