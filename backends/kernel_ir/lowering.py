@@ -183,6 +183,9 @@ class Lowerer:
             self.env[node] = Constant(value)
 
     def lower_node(self, node: Node) -> None:
+        if node.op == "call_module":
+            self.fallback(node, "a loop node: the loop runs on the host, its body as NumPy code per iteration")
+            return
         try:
             value = self.lower_call(node)
         except (Unsupported, NotImplementedError, ValueError, TypeError, IndexError, OverflowError) as exc:
@@ -286,6 +289,8 @@ class Lowerer:
         self.flush()
         meta = node.meta.get("val")
         call: Any = ("method", node.target) if node.op == "call_method" else ("function", node.target)
+        if node.op == "call_module":  # a loop node: the loop runs on the host, calling its body per iteration
+            call = ("function", self.gm.get_attribute(node.target))
         if isinstance(meta, TensorMeta) and meta.dtype.kind in KERNEL_DTYPE_KINDS and meta.is_static:
             buf = self.add_buffer(Buffer(self.fresh_name(node.name), tuple(meta.shape), meta.dtype, "host"))
             result = buf.name

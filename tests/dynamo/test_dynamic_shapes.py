@@ -97,7 +97,7 @@ def test_a_size_driven_python_loop_specializes_with_a_readable_guard():
         total = x[0]
         for i in range(1, x.shape[0]):
             total = total + x[i]
-        return total
+        return total, i  # the loop variable read after the loop: not a loop node, the loop unrolls
 
     compiled, counter = compile_with_counter(f, dynamic=True)
     x = np.arange(7.0)
