@@ -128,7 +128,7 @@ def test_mark_dynamic_on_a_specialized_dimension_names_the_line():
         out = x
         for _ in range(x.shape[0]):  # forces the size
             out = out + 1
-        return out
+        return out + _  # the loop variable read after the loop: the loop unrolls (no loop node)
 
     x = np.arange(4.0)
     dynamo.mark_dynamic(x, 0)
@@ -261,6 +261,7 @@ def test_explain_lists_dynamic_dimensions_specializations_and_static_sizes():
     def f(x, y):
         for i in range(y.shape[0]):  # specializes s0
             x = x + i
+        x = x + i  # the loop variable read after the loop: the loop unrolls (no loop node)
         if x.shape[0] > 4:
             return x[: x.shape[0] // 2]
         return x

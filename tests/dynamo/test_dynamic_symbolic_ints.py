@@ -155,7 +155,7 @@ def test_mark_dynamic_then_range_of_the_size_names_the_line():
         total = x[0]
         for i in range(n):  # the loop needs the size
             total = total + x[i + 1]
-        return total
+        return total + i  # the loop variable read after the loop: the loop unrolls (no loop node)
 
     x = np.arange(5.0)
     dynamo.mark_dynamic(x, 0)
