@@ -217,6 +217,7 @@ class _LoopCapture:
             tx.symbolic_locals.update(saved_locals)
             tx.stack[:] = saved_stack
         body.output(tuple(next_values))
+        output.keep_unused_work(body)  # a temporary nobody reads is still computed (and warns) every iteration
         captured = _lift_captures(body)
         self._emit(body, initial, captured, temporaries)
 

@@ -216,11 +216,12 @@ class OutputGraph:
         finally:
             self.install_size_guards()
 
-    def _keep_unused_work(self) -> None:
+    def keep_unused_work(self, graph: Graph | None = None) -> None:
         """Plain Python computes a value even when nothing uses it, and computing it may raise
         (an index out of bounds, an impossible cast) or warn (a division by zero): NumPy work
-        nothing uses stays in the graph. Reading a field of a multi-output result cannot fail."""
-        for node in self.graph.nodes:
+        nothing uses stays in the graph (the frame's, or a loop body's). Reading a field of a
+        multi-output result cannot fail."""
+        for node in (graph or self.graph).nodes:
             if node.op not in ("call_function", "call_method") or node.users or node.target is getattr:
                 continue
             if not isinstance(node.meta.get("val"), TensorMeta):
@@ -250,7 +251,7 @@ class OutputGraph:
                 seen.add(variable.node)
                 unique.append(variable)
         self.graph.output(tuple(v.node for v in unique))
-        self._keep_unused_work()
+        self.keep_unused_work()
         self.graph.eliminate_dead_code()
         used = {n for n in self.graph.nodes if n.op == "placeholder"}
         inputs = [i for i in self.inputs.values() if i.variable.node in used]

@@ -330,3 +330,22 @@ def test_short_loops_around_inner_loops_are_captured_not_unrolled():
     with dynamo.config.patch(loop_unroll_threshold=64):
         _, counter = counted(seidel, lambda n: (4, n, rng(n).random((n, n))), [30, 30])
     assert loops_in(counter) == [2]  # t and i; the innermost j (28 iterations) unrolls in i's body
+
+
+def test_unused_work_in_the_body_still_runs_every_iteration():
+    import warnings
+
+    def f(a):
+        for i in range(70):
+            unused = np.full_like(a, 1j)  # warns (complex to real) every iteration
+        return a
+
+    def warned(fn):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn(np.ones(3))
+        return [str(w.message) for w in caught]
+
+    compiled = dynamo.compile(f, backend="numpy")
+    assert warned(compiled) == warned(f) and len(warned(f)) == 70
+    assert compiled._dynamo_callback.compiled_frames[0][1].loop_count == 1
