@@ -86,12 +86,9 @@ def test_a_2000_node_graph_is_drawn_in_pages():
 
     import dynamo.config as config
 
-    saved = config.unroll_limit
-    config.unroll_limit = 4000
-    try:
+    # unrolled, not one loop node: a graph of 2000 nodes
+    with config.patch(unroll_limit=4000, loop_unroll_threshold=4000):
         report = dynamo.explain(long_chain)(np.zeros(3))
-    finally:
-        config.unroll_limit = saved
     page = report.to_html()
     nodes = sum(len(g.nodes) for g in report.page.graphs)
     assert nodes >= 2000
