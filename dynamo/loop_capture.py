@@ -126,8 +126,15 @@ class _PeelingIterator(VariableTracker):
 def _has_inner_loop(tx: "Tx") -> bool:
     """Whether the loop whose FOR_ITER is at tx.ip contains another loop: unrolling a nest
     multiplies the trip counts (seidel_2d: 8 x 48 x 48 iterations ran past the trace budget)."""
-    exit_ip = tx.label_targets[tx.instructions[tx.ip].arg]
+    exit_ip = _exit_index(tx, tx.ip)
     return any(inst.name == "FOR_ITER" for inst in tx.instructions[tx.ip + 1:exit_ip])
+
+
+def _exit_index(tx: "Tx", for_ip: int) -> int:
+    """Where the FOR_ITER at `for_ip` jumps once its iterator is exhausted."""
+    target = tx.instructions[for_ip].arg
+    assert isinstance(target, Label)
+    return tx.label_targets[target]
 
 
 def _range_bounds(iterable: VariableTracker) -> tuple[Any, Any, int] | None:
@@ -135,6 +142,7 @@ def _range_bounds(iterable: VariableTracker) -> tuple[Any, Any, int] | None:
     if isinstance(iterable, RangeVariable):
         r = iterable.value
         return r.start, r.stop, r.step
+    assert isinstance(iterable, SymbolicRangeVariable)
     parts = []
     for part in iterable.bounds():
         if isinstance(part, SymbolicIntVariable):
@@ -162,7 +170,7 @@ class _LoopCapture:
         self.start, self.stop, self.step = start, stop, step
         self.peeled = peeled
         self.for_ip = for_ip
-        self.exit_ip = tx.label_targets[tx.instructions[for_ip].arg]
+        self.exit_ip = _exit_index(tx, for_ip)
         self.location = tx.location()
         first = tx.instructions[self.for_ip + 1] if self.for_ip + 1 < len(tx.instructions) else None
         self.variable = first.arg if first is not None and first.name == "STORE_FAST" and isinstance(first.arg, str) else "?"
@@ -246,8 +254,9 @@ class _LoopCapture:
         for index in range(self.for_ip + 1, self.exit_ip):
             inst = tx.instructions[index]
             if inst.name in _LOCAL_STORES:
-                names = inst.arg if inst.name == "STORE_FAST_STORE_FAST" else (
-                    inst.arg[0] if inst.name == "STORE_FAST_LOAD_FAST" else inst.arg)
+                arg: Any = inst.arg
+                names = arg if inst.name == "STORE_FAST_STORE_FAST" else (
+                    arg[0] if inst.name == "STORE_FAST_LOAD_FAST" else arg)
                 for name in (names if isinstance(names, tuple) else (names,)):
                     stored.setdefault(str(name), None)
         live = tx.facts.live_locals(self.for_ip)
