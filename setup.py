@@ -1,7 +1,7 @@
 """Builds the C extension dynamo._C from csrc/ and maps fx_ir/ and backends/ under dynamo.
 
 Installed, the project has one top-level import name: fx_ir/ becomes dynamo.fx_ir and
-backends/ becomes dynamo.backends (see DESIGN.md, Packaging).
+backends/ becomes dynamo.backends (see ARCHITECTURE.md).
 """
 import os
 

@@ -357,13 +357,20 @@ class ConvertFrame:
         """Trace the frame into a graph; when something cannot be captured, fall back to the
         frame's own code (guarded on argument types, so the same inputs do not retrace)."""
         try:
-            check_reference_observers(frame.f_code)
-            check_frame_observers(frame.f_code)
-            remembered = self.over_budget.get(frame.f_code)
-            if remembered is not None and not self.fullgraph:
-                return self.fallback(frame, remembered)  # it ran past the budget before: not traced again
-            with policy_scope(ShapePolicy(self.dynamic, self.shape_state, frame.f_code)):
-                return trace_frame(frame, self.backend, self.backend_name, self.fullgraph)
+            try:
+                check_reference_observers(frame.f_code)
+                check_frame_observers(frame.f_code)
+                remembered = self.over_budget.get(frame.f_code)
+                if remembered is not None and not self.fullgraph:
+                    return self.fallback(frame, remembered)  # it ran past the budget before: not traced again
+                with policy_scope(ShapePolicy(self.dynamic, self.shape_state, frame.f_code)):
+                    return trace_frame(frame, self.backend, self.backend_name, self.fullgraph)
+            except DynamoError:
+                raise
+            except Exception as error:  # a bug of ours before or around tracing (trace_frame wraps its own)
+                code = frame.f_code
+                where = SourceLocation(code.co_filename, code.co_firstlineno, code.co_name)
+                raise InternalCompilerError(error, code.co_qualname, where) from error
         except Unsupported as reason:
             if self.fullgraph:
                 raise

@@ -111,3 +111,20 @@ def test_unsupported_raised_inside_the_tracer_stays_a_fallback(monkeypatch):
     np.testing.assert_array_equal(compiled(x), scale(x))
     reasons = graph_breaks(compiled) + fallbacks(compiled)
     assert reasons and all("not captured" in r for r in reasons)
+
+
+def test_a_bug_outside_the_tracer_is_an_internal_error_too(monkeypatch):
+    import dynamo.convert_frame
+
+    def broken(code):
+        raise IndexError("injected bug before tracing")
+
+    monkeypatch.setattr(dynamo.convert_frame, "check_frame_observers", broken)
+    with pytest.raises(InternalCompilerError, match="injected bug before tracing") as info:
+        dynamo.compile(scale)(np.arange(3.0))
+    assert info.value.location.lineno == scale.__code__.co_firstlineno
+    with config.patch(strict=False):
+        x = np.arange(3.0)
+        compiled = dynamo.compile(scale)
+        np.testing.assert_array_equal(compiled(x), scale(x))
+        assert "internal error" in fallbacks(compiled)[0]
