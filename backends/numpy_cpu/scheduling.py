@@ -44,7 +44,10 @@ class Kernel:
 
     @property
     def dynamic(self) -> bool:
-        return not all(_meta(m).is_static for m in self.members)
+        # an operand read row by row counts too: a static reduction of a (2, s0) array streams
+        # rows of s0 elements, so its footprint, and the blocking, depend on s0
+        operands = [n for n in self.externals() if isinstance(n.meta.get("val"), TensorMeta)]
+        return not all(_meta(m).is_static for m in [*self.members, *operands])
 
     def operand_axis(self, info: NodeInfo, operand: Node) -> int | None:
         """The axis of `operand` that member `info.node` reads along the blocks (None: read whole)."""

@@ -296,3 +296,18 @@ def test_dynamo_logs_output_code_shows_the_shape_generic_source() -> None:
     for text in ("s0 = L_a.shape[0]", "def kernel_0_layout(s0, s1):", "kernel_0_loop((s0, s1), L_a, L_b, add)",
                  "blocks and threads chosen per call from the sizes", "extent s0"):
         assert text in log, log
+
+
+def test_static_kernel_reading_rows_of_a_symbolic_size() -> None:
+    # the product over rows of x[[0, 1]] is (2,): static, but each of its 2 rows streams s1 elements,
+    # so the blocking depends on s1 (it failed to compile: 'Cannot convert symbols to int'; fuzzer)
+    recorder = Recorder(ALWAYS)
+
+    def f(x):
+        return np.prod(x[[0, 1]], axis=1) + 1
+
+    compiled = dynamo.compile(f, backend=recorder)
+    for shape in [(5, 3), (3, 4), (4, 200)]:
+        x = np.arange(np.prod(shape), dtype=np.int16).reshape(shape) % 5 + 1
+        assert same(compiled(x), f(x))
+    assert len(recorder.compiled) == 2
