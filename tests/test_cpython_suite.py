@@ -20,11 +20,7 @@ MODULES = ["test_binop", "test_augassign", "test_compare", "test_scope", "test_c
            "test_contains", "test_tuple"]
 # Tests whose outcome differs compiled for a known reason owned by another change (issue #17);
 # they are compared anyway and reported, never hidden: {module: {test id: reason}}.
-KNOWN: dict[str, dict[str, str]] = {
-    "test_compare": {"test_compare.ComparisonSimpleTest::test_ne_": "class 4: a reflected method of a subclass "
-                     "operand must run first (Derived.__ne__ before Base.__eq__), owned by the semantics change"},
-    "test_patma": {"test_patma.TestTracing::": "class 8: line events under sys.settrace, owned by the semantics change"},
-}
+KNOWN: dict[str, dict[str, str]] = {}
 
 
 def _stdlib_tests() -> Path | None:

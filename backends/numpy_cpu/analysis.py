@@ -237,6 +237,9 @@ def _classify_elementwise(info: NodeInfo, row: OpInfo, sizes: Sizes) -> None:
     elif row.ufunc is not None and not node.kwargs and row.ufunc.nout == 1 and len(node.args) == row.ufunc.nin:
         operands = list(node.args)
         info.role, info.ufunc = Role.UFUNC, row.ufunc
+        reflected = reflected_comparison(node)
+        if reflected is not None:
+            info.ufunc, info.ufunc_args = reflected
     elif _is_member(target, _ELEMENTWISE_CALLS):
         if any(isinstance(v, Node) for v in node.kwargs.values()) or "out" in node.kwargs:
             info.why = "array-valued keywords"
@@ -249,6 +252,24 @@ def _classify_elementwise(info: NodeInfo, row: OpInfo, sizes: Sizes) -> None:
     if not _elementwise_links(info, operands, sizes):
         info.role, info.ufunc, info.links = Role.OPAQUE, None, []
         info.why = "operands do not broadcast to the result"
+
+
+# `s > x` with a Python number s and an array x: float.__gt__ returns NotImplemented, so Python
+# calls x.__lt__(s), i.e. np.less(x, s) (same values, but NumPy's warnings name that ufunc)
+_REFLECTED_COMPARISONS = {operator.lt: np.greater, operator.le: np.greater_equal, operator.gt: np.less,
+                          operator.ge: np.less_equal, operator.eq: np.equal, operator.ne: np.not_equal}
+
+
+def reflected_comparison(node: Node) -> tuple[np.ufunc, tuple[Any, ...]] | None:
+    """The ufunc call Python's reflected dispatch makes for `number <op> array`; None otherwise."""
+    ufunc = _REFLECTED_COMPARISONS.get(node.target)  # type: ignore[call-overload]
+    if ufunc is None or len(node.args) != 2:
+        return None
+    left, right = node.args
+    right_meta = right.meta.get("val") if isinstance(right, Node) else None
+    if type(left) not in (bool, int, float, complex) or not isinstance(right_meta, TensorMeta) or right_meta.ndim == 0:
+        return None
+    return ufunc, (right, left)
 
 
 class _Recorder(np.ndarray):

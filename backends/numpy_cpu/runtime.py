@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextvars
 import itertools
 import os
+import sys
 import threading
 import time
 import warnings
@@ -106,6 +107,17 @@ def errors_raise() -> bool:
     return False
 
 
+# the order in which NumPy reports the floating-point flags one ufunc call raised
+_FLAG_ORDER = ("divide by zero", "overflow", "underflow", "invalid value")
+
+
+def _flag_rank(caught: warnings.WarningMessage) -> int:
+    """Where a warning of one kernel line goes among that line's: NumPy's flag order (blocks may
+    raise the flags of one op in another order: negatives in the first, zeros in the second)."""
+    text = str(caught.message)
+    return next((k for k, flag in enumerate(_FLAG_ORDER) if text.startswith(flag)), len(_FLAG_ORDER))
+
+
 def warnings_repeat() -> bool:
     """True if a RuntimeWarning may be shown on every occurrence right now (an "always" filter applies).
 
@@ -197,18 +209,29 @@ class BlockedLoop:
             self._run_blocks(arrays)
             return
         # Under "always", every block would warn again for each fused ufunc, where NumPy warns once
-        # per ufunc call: the blocks' warnings are collected and each distinct one (per op: per line
-        # of the kernel) is warned once, in the kernel's op order.
-        with warnings.catch_warnings(record=True) as caught:
+        # per ufunc call: the blocks' warnings are collected and each distinct one is warned once, in
+        # the kernel's op order (the kernel line running when it was raised: an op that warns only in
+        # the second block still warns before the next op), then in the order NumPy gives them.
+        seen: dict[tuple, tuple[int, int, int, warnings.WarningMessage]] = {}
+        kernel_code = getattr(self.kernel, "__code__", None)
+
+        def collect(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code is not kernel_code:
+                frame = frame.f_back  # type: ignore[assignment]
+            op_line = frame.f_lineno if frame is not None else 1 << 30
+            key = (filename, lineno, category, str(message))
+            if key not in seen:
+                place = next((p for (f, n, _, _), (_, p, _, _) in seen.items() if (f, n) == (filename, lineno)), len(seen))
+                caught = warnings.WarningMessage(message, category, filename, lineno, file, line)
+                seen[key] = (op_line, place, _flag_rank(caught), caught)
+
+        with warnings.catch_warnings():
             warnings.simplefilter("always")
-            try:
-                self._run_blocks(arrays)
-            finally:
-                unique: dict[tuple, warnings.WarningMessage] = {}
-                for w in caught:
-                    unique.setdefault((w.filename, w.lineno, w.category, str(w.message)), w)
-        if unique:
-            self._warn_once_each(sorted(unique.values(), key=lambda w: (w.filename, w.lineno)))
+            warnings.showwarning = collect  # called in the thread that warns, with its frames
+            self._run_blocks(arrays)
+        if seen:
+            self._warn_once_each([w for *_, w in sorted(seen.values(), key=lambda item: item[:3])])
 
     def _warn_once_each(self, caught: list[warnings.WarningMessage]) -> None:
         module_globals = getattr(self.kernel, "__globals__", {})

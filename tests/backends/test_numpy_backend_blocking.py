@@ -124,6 +124,45 @@ def test_each_op_warns_once_per_call_however_many_blocks_warn(machine) -> None:
     assert len(record) == 2
 
 
+@pytest.mark.parametrize("machine", [TINY, SERIAL], ids=["threads", "serial"])
+def test_blocked_warnings_come_in_op_order_and_numpys_flag_order(machine) -> None:
+    # the first op (log) warns only in the last blocks, the second (sqrt) in the first: NumPy warns
+    # for log first; and log's own two flags come divide-then-invalid, whichever block raised which
+    x = np.ones((60, 4))
+    x[:3] = -1.0
+    x[-1] = 0.0
+    gm = build(1, lambda g, a: g.call_function(operator.add, (g.call_function(np.log, (g.call_function(np.negative, (a,)),)),
+                                                              g.call_function(np.sqrt, (a,)))))
+    compiled = compile_module(gm, [x], machine)
+    assert compiled.plan.blocking[compiled.plan.kernels[0].name].blocks > 2
+    caught = []
+    for run in (gm.forward, compiled):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            run(x)
+        caught.append([str(w.message) for w in record])
+    assert caught[1] == caught[0] == ["divide by zero encountered in log", "invalid value encountered in log",
+                                      "invalid value encountered in sqrt"]
+
+
+@pytest.mark.parametrize("op", [operator.gt, operator.le, operator.eq])
+def test_number_compared_with_an_array_calls_the_reflected_ufunc(op) -> None:
+    # `0.5 > x` runs x.__lt__(0.5) in Python: a kernel must call np.less(x, 0.5), whose warnings
+    # name `less` (complex NaNs warn in comparisons); found by the fuzzer
+    x = np.full((40, 3), complex(np.nan, 1.0))
+    gm = build(1, lambda g, a: g.call_function(op, (0.5, a)))
+    compiled = compile_module(gm, [x])
+    assert compiled.plan.blocking[compiled.plan.kernels[0].name].blocks > 1
+    caught, results = [], []
+    for run in (gm.forward, compiled):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            results.append(run(x))
+        caught.append([str(w.message) for w in record])
+    assert same(results[1], results[0])
+    assert caught[1] == caught[0]
+
+
 def test_exceptions_in_kernels_propagate_and_the_loop_recovers() -> None:
     x = np.arange(600, dtype=np.int64).reshape(100, 6)
     gm = build(1, lambda g, a: g.call_function(np.floor_divide, (g.call_function(operator.mul, (a, 3)), a)))
