@@ -210,8 +210,8 @@ class BlockedLoop:
             return
         # Under "always", every block would warn again for each fused ufunc, where NumPy warns once
         # per ufunc call: the blocks' warnings are collected and each distinct one is warned once, in
-        # the kernel's op order (the kernel line running when it was raised: an op that warns only in
-        # the second block still warns before the next op), then in the order NumPy gives them.
+        # the kernel's op order (the kernel instruction running when it was raised: an op that warns
+        # only in the second block still warns before the next op), then in the order NumPy gives them.
         seen: dict[tuple, tuple[int, int, int, warnings.WarningMessage]] = {}
         kernel_code = getattr(self.kernel, "__code__", None)
 
@@ -219,10 +219,12 @@ class BlockedLoop:
             frame = sys._getframe(1)
             while frame is not None and frame.f_code is not kernel_code:
                 frame = frame.f_back  # type: ignore[assignment]
-            op_line = frame.f_lineno if frame is not None else 1 << 30
+            # the instruction, not the line: kernel lines may carry the user's line numbers
+            op_line = frame.f_lasti if frame is not None else 1 << 30
             key = (filename, lineno, category, str(message))
             if key not in seen:
-                place = next((p for (f, n, _, _), (_, p, _, _) in seen.items() if (f, n) == (filename, lineno)), len(seen))
+                place = next((p for (f, n, _, _), (o, p, _, _) in seen.items() if (f, n, o) == (filename, lineno, op_line)),
+                             len(seen))
                 caught = warnings.WarningMessage(message, category, filename, lineno, file, line)
                 seen[key] = (op_line, place, _flag_rank(caught), caught)
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from numpy_backend_helpers import SERIAL, TINY, WHOLE, build, check_graph, compile_module, same, sample
 
-from dynamo.backends.numpy_cpu import Machine, this_machine
+import dynamo
+from dynamo.backends.numpy_cpu import Machine, NumpyBackend, this_machine
 from dynamo.backends.numpy_cpu.runtime import c_ordered
 
 RNG = np.random.default_rng(11)
@@ -143,6 +144,24 @@ def test_blocked_warnings_come_in_op_order_and_numpys_flag_order(machine) -> Non
         caught.append([str(w.message) for w in record])
     assert caught[1] == caught[0] == ["divide by zero encountered in log", "invalid value encountered in log",
                                       "invalid value encountered in sqrt"]
+
+
+def test_blocked_warnings_of_two_ops_on_one_line_keep_op_order() -> None:
+    # `y / (1e300 <= y)` in float32: the comparison's cast overflows, then the division divides by
+    # zero; compiled, both ops of the kernel carry the user's one line number (so that warnings point
+    # there), and only the instruction running tells them apart
+    def f(y):
+        return y / (1e300 <= y)
+
+    y = np.tile(np.array([1.0, 0.0, 2.0], np.float32), (30, 1))
+    compiled = dynamo.compile(f, backend=NumpyBackend(TINY, strict=True))
+    caught = []
+    for run in (f, compiled):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            run(y)
+        caught.append([str(w.message) for w in record])
+    assert caught[1] == caught[0] and caught[0][0] == "overflow encountered in cast"
 
 
 @pytest.mark.parametrize("op", [operator.gt, operator.le, operator.eq])
