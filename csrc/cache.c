@@ -31,6 +31,14 @@ static PyMemberDef cache_entry_members[] = {
      "true when the entry's code is the original: a hit runs the frame as it is"},
     {"unhooked", T_INT, offsetof(CacheEntry, unhooked), READONLY,
      "the code starts no frame the hook must see, so it runs with the hook off"},
+    {"probe", T_INT, offsetof(CacheEntry, probe), READONLY,
+     "timed calls left in which the original and the compiled code take turns"},
+    {"dropped", T_INT, offsetof(CacheEntry, dropped), READONLY,
+     "the timed turns found the compiled code slower than the original: hits run the original"},
+    {"best_compiled", T_DOUBLE, offsetof(CacheEntry, best_compiled), READONLY,
+     "seconds of the fastest timed call of the compiled code (0.0: none)"},
+    {"best_original", T_DOUBLE, offsetof(CacheEntry, best_original), READONLY,
+     "seconds of the fastest timed call of the original code (0.0: none)"},
     {NULL},
 };
 
@@ -158,7 +166,7 @@ CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *
 }
 
 CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, PyObject *transformed,
-                         int unhooked) {
+                         int unhooked, int probe) {
     if (!PyObject_TypeCheck(guard, &GuardProgram_Type)) {
         PyErr_Format(PyExc_TypeError, "cache entry guard must be a GuardProgram, not %.100s",
                      Py_TYPE(guard)->tp_name);
@@ -203,9 +211,30 @@ CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, P
     entry->hits = 0;
     entry->unhooked = unhooked;
     entry->in_place = in_place;
+    entry->probe = in_place ? 0 : probe;
+    entry->dropped = 0;
+    entry->best_compiled = entry->best_original = 0.0;
     int err = PyList_Insert(state->entries, 0, (PyObject *)entry);
     Py_DECREF(entry);
     return err < 0 ? NULL : entry;
+}
+
+void cache_entry_probed(CacheEntry *entry, int original_turn, double seconds) {
+    double *best = original_turn ? &entry->best_original : &entry->best_compiled;
+    if (*best == 0.0 || seconds < *best) {
+        *best = seconds;
+    }
+    if (entry->best_original == 0.0 || entry->best_compiled == 0.0) {
+        return;
+    }
+    if (entry->best_original > 2.0 * entry->best_compiled) {
+        entry->probe = 0; /* clearly faster: no more turns of the original */
+    }
+    else if (entry->probe == 0 && entry->best_compiled > entry->best_original) {
+        entry->dropped = 1;
+        entry->in_place = 1;
+        entry->unhooked = 0;
+    }
 }
 
 static PyObject *entry_function(CacheEntry *entry, PyObject *globals, PyObject *closure) {

@@ -124,6 +124,11 @@ static PyObject *compiled_function_vectorcall(CompiledFunction *self, PyObject *
         return NULL;
     }
     PyFunctionObject *func = (PyFunctionObject *)self->fn;
+    if (entry != NULL && entry->probe > 0 && !entry->in_place) {
+        entry->hits--; /* a timed turn: the frame hook takes it (and checks the guards again) */
+        Py_DECREF(entry);
+        entry = NULL;
+    }
     if (entry != NULL && entry->in_place) {
         /* the original code is the entry's: a plain call of the function, its guards checked */
         int unhooked = entry->unhooked;

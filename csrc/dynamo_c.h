@@ -32,6 +32,13 @@ typedef struct CacheEntry {
     Py_ssize_t hits;
     int unhooked;             /* `code` starts no frame the hook must see: it runs with the hook off */
     int in_place;             /* `code` is the original: the frame runs as it is, no new frame or function */
+    /* Timed turns: while `probe` > 0, hits alternate between `code` and the original, each call
+     * timed; once done, an entry whose fastest call was slower than the original's is dropped
+     * (`dropped`, and `in_place` from then on: hits run the frame as it is). */
+    int probe;
+    int dropped;
+    double best_compiled;     /* seconds of the fastest timed call of each (0: none yet) */
+    double best_original;
 } CacheEntry;
 
 extern PyTypeObject CacheEntry_Type;
@@ -60,7 +67,10 @@ static inline int code_argument_slots(PyCodeObject *code) {
 CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *inputs);
 /* New entry at the front of the code's cache; borrowed result, NULL on error. */
 CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, PyObject *transformed,
-                         int unhooked);
+                         int unhooked, int probe);
+/* Called after a timed turn of a probed entry: stops probing early when the compiled code is
+ * clearly faster, and drops the entry once probing ends with it slower. */
+void cache_entry_probed(CacheEntry *entry, int original_turn, double seconds);
 /* Calls the entry's transformed code with the argument slots (with the hook off for an
  * unhooked entry); new reference. move: the slots' references are handed over (see
  * eval_frame_call) and the slots are emptied. */

@@ -3,6 +3,11 @@
 #include "dynamo_c.h"
 
 #include <structmember.h>
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <time.h>
+#endif
 
 /* The callback of this thread (strong reference), NULL when compilation is off here. It is
  * also NULL while the callback itself or a guard runs, so that their frames are not hooked. */
@@ -253,18 +258,20 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
         }
     }
     else if (answer != Py_None) {
-        /* (guard, code) or (guard, code, unhooked): a true third item says that the code starts
-         * no frame the hook must see, so that a call of it need not turn the hook on */
+        /* (guard, code), (guard, code, unhooked) or (guard, code, unhooked, probe): a true third
+         * item says that the code starts no frame the hook must see, so that a call of it need
+         * not turn the hook on; the fourth, how many hits take timed turns with the original */
         Py_ssize_t size = PyTuple_Check(answer) ? PyTuple_GET_SIZE(answer) : 0;
-        int unhooked = size == 3 ? PyObject_IsTrue(PyTuple_GET_ITEM(answer, 2)) : 0;
-        if (size != 2 && size != 3) {
+        int unhooked = size >= 3 ? PyObject_IsTrue(PyTuple_GET_ITEM(answer, 2)) : 0;
+        long probe = size == 4 ? PyLong_AsLong(PyTuple_GET_ITEM(answer, 3)) : 0;
+        if (size < 2 || size > 4) {
             PyErr_Format(PyExc_TypeError,
-                         "compile callback must return None, SKIP, CACHE_FULL, (guard, code) or (guard, code, unhooked), "
-                         "not %.100s", Py_TYPE(answer)->tp_name);
+                         "compile callback must return None, SKIP, CACHE_FULL, (guard, code), (guard, code, unhooked) "
+                         "or (guard, code, unhooked, probe), not %.100s", Py_TYPE(answer)->tp_name);
         }
-        else if (unhooked >= 0) {
+        else if (unhooked >= 0 && !(probe == -1 && PyErr_Occurred())) {
             entry = cache_insert(code, callback, PyTuple_GET_ITEM(answer, 0), PyTuple_GET_ITEM(answer, 1),
-                                 unhooked);
+                                 unhooked, probe < 0 ? 0 : (probe > 1000000 ? 1000000 : (int)probe));
             Py_XINCREF(entry);
         }
     }
@@ -273,6 +280,57 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
 }
 
 /* ---- the hook ------------------------------------------------------------------------------ */
+
+static double monotonic_seconds(void) {
+#ifdef _WIN32
+    LARGE_INTEGER counter, frequency;
+    QueryPerformanceCounter(&counter);
+    QueryPerformanceFrequency(&frequency);
+    return (double)counter.QuadPart / (double)frequency.QuadPart;
+#else
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+#endif
+}
+
+/* Whether every entry of the code runs the original code (dropped, or the original itself). */
+static int all_run_the_original(ExtraState *state) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(state->entries); i++) {
+        if (!((CacheEntry *)PyList_GET_ITEM(state->entries, i))->in_place) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One timed hit of a probed entry: the original code (this frame as it is, the hook on for
+ * the frames it starts) or the compiled code, in turns; the compiled code first, whose
+ * first call may compile its resume functions (the fastest call of each is compared). */
+static PyObject *probe_turn(PyThreadState *tstate, DynamoFrame *frame, int throwflag, CacheEntry *entry,
+                            GuardInputs *inputs, PyCodeObject *code) {
+    int original_turn = entry->probe-- % 2 == 1;
+    Py_INCREF(code); /* its state is looked at after the call */
+    double start = monotonic_seconds();
+    PyObject *result;
+    if (original_turn) {
+        result = eval_default(tstate, frame, throwflag);
+    }
+    else {
+        result = cache_entry_call(entry, frame->localsplus, inputs->nargs, inputs->globals, inputs->closure, 1);
+        compat_dispose_unstarted_frame(tstate, frame);
+    }
+    if (result != NULL) {
+        cache_entry_probed(entry, original_turn, monotonic_seconds() - start);
+        ExtraState *state = entry->dropped ? extra_state_get(code) : NULL;
+        if (state != NULL && all_run_the_original(state)) {
+            state->skip = 1; /* no guards to check first: the code runs as written, as fast */
+        }
+    }
+    Py_DECREF(code);
+    Py_DECREF(entry);
+    return result;
+}
 
 #define UNCOMPILABLE_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)
 
@@ -326,6 +384,9 @@ static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, in
             return NULL;
         }
         return eval_default(tstate, frame, throwflag);
+    }
+    if (entry->probe > 0 && !entry->in_place) {
+        return probe_turn(tstate, frame, throwflag, entry, &inputs, code);
     }
     if (entry->in_place) {
         /* the original code is what runs: this very frame, so no arguments are copied or held */

@@ -82,6 +82,12 @@ recompiles_for_values: int = 1
 # unrolled only if its body cannot be captured.
 loop_unroll_threshold: int = 64
 
+# Calls of a new compiled version that take turns with the original code, each timed; a version
+# whose fastest call is slower than the original's fastest is dropped for the original (explain
+# says so), and a code whose every version is dropped runs as written. 0 (the default for now):
+# no timed turns; 16 measures well on functions of microseconds.
+timed_turns: int = 0
+
 # Items (of a tuple, list, str or bytes) or bits (of an int) that one Python value made while tracing
 # may have, and items a container read from the frame may hold; past it the operation runs in
 # Python (a tracer that folded `(a,) * 2**31` or `sum(range(10**12))` would never finish).

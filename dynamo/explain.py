@@ -154,6 +154,8 @@ class ExplainOutput:
     # per frame with loops: each loop captured as a loop node, and each not captured with its reason
     loops_by_frame: list[tuple[str, list[str]]] = field(default_factory=list)
     loop_count: int = 0  # loop nodes in the graphs, nested ones included
+    # compiled versions that timed turns found slower than the original code (dynamo._C entries)
+    dropped: list[str] = field(default_factory=list)
 
     @property
     def graph_count(self) -> int:
@@ -241,6 +243,9 @@ class ExplainOutput:
         if self.given_up:
             lines.append("Stopped recompiling (these frames now run their original code):")
             lines.extend(f"  - {r}" for r in self.given_up)
+        if self.dropped:
+            lines.append("Dropped for the original code (slower than it per call, timed in turns):")
+            lines.extend(f"  - {r}" for r in self.dropped)
         if guards == 0 and self.guards:
             frames = len(self.guards_by_frame)
             lines.append(f"Guards: {len(self.guards)} in {frames} frame{'s' if frames != 1 else ''} "
@@ -320,7 +325,20 @@ def report_from(callback: Any) -> ExplainOutput:
     given_up = [f"{code.co_qualname}: {why}" for code, why in callback.given_up]
     return ExplainOutput(graphs, reasons, ops, guards, recompiles, seconds, frames, summaries, by_frame, notes,
                          dynamic, collect(callback), failures, error, given_up=given_up,
-                         loops_by_frame=loops, loop_count=loop_count)
+                         loops_by_frame=loops, loop_count=loop_count, dropped=dropped_versions(callback))
+
+
+def dropped_versions(callback: Any) -> list[str]:
+    """The compiled versions of `callback` that ran slower than the original code in timed turns."""
+    from . import _C
+
+    lines = []
+    for code in dict.fromkeys(code for code, _ in callback.compiled_frames):
+        for entry in _C.cache_entries(code):
+            if entry.owner is callback and entry.dropped:
+                lines.append(f"{code.co_qualname}: {entry.best_compiled * 1e6:.1f} us per call compiled, "
+                             f"{entry.best_original * 1e6:.1f} us as written")
+    return lines
 
 
 def _op_name(node: Any) -> str:

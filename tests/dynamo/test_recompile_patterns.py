@@ -35,7 +35,12 @@ def helper_after_break(x, k):
 
 def test_a_helper_defined_inside_and_called_after_a_break_compiles_once_per_frame():
     compiled = run_both(helper_after_break, [lambda: (np.arange(4.0), 2.0)] * 6)
-    assert compiles(compiled, "helper_after_break") == 2  # the frame and its resume function, once each
+    # the frame and its resume function once each (and iterate once, called by the original
+    # code in the timed turns)
+    per_code = {}
+    for code, _ in compiled._dynamo_callback.compiled_frames:
+        per_code[code.co_qualname] = per_code.get(code.co_qualname, 0) + 1
+    assert per_code.get("helper_after_break") == 1 and max(per_code.values()) == 1, per_code
     guards = [str(g) for code, frame in compiled._dynamo_callback.compiled_frames if "resume" in code.co_qualname
               for g in frame.guards]
     assert not any("(held weakly)" in g or " is <function" in g for g in guards), guards
