@@ -235,6 +235,7 @@ def same(np, a, b) -> bool:
 
 
 def measure(np, dynamo, make, rounds: int, calls: int) -> dict:
+    from dynamo.explain import dropped_versions
     from harness import interleaved_samples
 
     fn, drive = make(np)
@@ -259,7 +260,7 @@ def measure(np, dynamo, make, rounds: int, calls: int) -> dict:
         "name": make.__name__, "same": agree, "plain": min(samples["plain"]), "compiled": min(samples["compiled"]),
         "ratio": min(samples["plain"]) / min(samples["compiled"]), "first": first_seconds, "plain_first": plain_first,
         "compiles": sum(counts.values()), "max_per_code": max(counts.values(), default=0),
-        "given_up": len(given_up),
+        "given_up": len(given_up), "dropped": sum(1 for line in dropped_versions(callback) if line.startswith(fn.__code__.co_qualname)),
     }
 
 
@@ -270,11 +271,16 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
+    parser.add_argument("--timed-turns", type=int, default=None,
+                        help="dynamo.config.timed_turns (drop compiled versions slower than the original)")
     options = parser.parse_args()
+    if options.timed_turns is not None:
+        dynamo.config.timed_turns = options.timed_turns
     rounds, calls = (3, 2) if options.quick else (9, 5)
-    print(f"small programs: Python {sys.version.split()[0]}, NumPy {np.__version__}, backend numpy\n", flush=True)
+    print(f"small programs: Python {sys.version.split()[0]}, NumPy {np.__version__}, backend numpy, "
+          f"timed_turns={dynamo.config.timed_turns}\n", flush=True)
     header = (f"{'program':16} {'same':>5} {'plain':>10} {'compiled':>10} {'speed':>6} {'1st plain':>10} "
-              f"{'1st comp.':>10} {'compiles':>8} {'max/fn':>6} {'gave up':>7}")
+              f"{'1st comp.':>10} {'compiles':>8} {'max/fn':>6} {'gave up':>7} {'dropped':>7}")
     print(header)
     rows = []
     for make in PROGRAMS:
@@ -282,7 +288,7 @@ def main() -> None:
         rows.append(row)
         print(f"{row['name']:16} {str(row['same']):>5} {row['plain'] * 1e3:8.3f}ms {row['compiled'] * 1e3:8.3f}ms "
               f"{row['ratio']:5.2f}x {row['plain_first'] * 1e3:8.2f}ms {row['first'] * 1e3:8.1f}ms "
-              f"{row['compiles']:8d} {row['max_per_code']:6d} {row['given_up']:7d}", flush=True)
+              f"{row['compiles']:8d} {row['max_per_code']:6d} {row['given_up']:7d} {row['dropped']:7d}", flush=True)
     slow = [r["name"] for r in rows if r["ratio"] < 0.95]
     many = [r["name"] for r in rows if r["max_per_code"] > 2]
     print(f"\nsteady state under 0.95x plain: {', '.join(slow) or 'none'}; "
@@ -290,7 +296,8 @@ def main() -> None:
     print("speed: plain time / compiled time per call, best of the interleaved rounds (a shared machine's load "
           "only adds time); "
           "max/fn: most versions of one code object (its resume functions counted apart); "
-          "gave up: frames that stopped recompiling for new values and run their original code")
+          "gave up: frames that stopped recompiling for new values and run their original code; "
+          "dropped: compiled versions that timed turns found slower than the original")
 
 
 if __name__ == "__main__":
