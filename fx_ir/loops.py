@@ -34,11 +34,13 @@ class ForLoop:
     """
 
     def __init__(self, body: GraphModule, num_carried: int, run_body: Callable[..., Any] | None = None,
-                 description: str = "") -> None:
+                 description: str = "", run_loop: Callable[..., Any] | None = None) -> None:
         self.body = body
         self.num_carried = num_carried
         self.run_body = run_body if run_body is not None else body.forward
         self.description = description  # where the loop came from (the frontend's `file:line`), for printing
+        # a backend's whole loop, `(start, stop, step, *values) -> carried`, the for statement included
+        self.run_loop = run_loop
 
     @property
     def graph(self) -> Any:
@@ -53,9 +55,10 @@ class ForLoop:
     def num_captured(self) -> int:
         return self.num_inputs - 1 - self.num_carried
 
-    def with_body(self, run_body: Callable[..., Any]) -> ForLoop:
-        """The same loop running `run_body` per iteration (a backend's compiled body)."""
-        return ForLoop(self.body, self.num_carried, run_body, self.description)
+    def with_body(self, run_body: Callable[..., Any], run_loop: Callable[..., Any] | None = None) -> ForLoop:
+        """The same loop running `run_body` per iteration (a backend's compiled body), or `run_loop`
+        for the whole loop (a backend's for statement around the body's code)."""
+        return ForLoop(self.body, self.num_carried, run_body, self.description, run_loop)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ForLoop:
         import copy
@@ -63,6 +66,8 @@ class ForLoop:
         return ForLoop(copy.deepcopy(self.body, memo), self.num_carried, None, self.description)
 
     def __call__(self, start: int, stop: int, step: int, *values: Any) -> tuple[Any, ...]:
+        if self.run_loop is not None:
+            return tuple(self.run_loop(start, stop, step, *values))
         return self.iterate(self.run_body, start, stop, step, *values)
 
     def iterate(self, run_body: Callable[..., Any], start: int, stop: int, step: int, *values: Any) -> tuple[Any, ...]:

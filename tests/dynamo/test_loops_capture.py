@@ -349,3 +349,16 @@ def test_unused_work_in_the_body_still_runs_every_iteration():
     compiled = dynamo.compile(f, backend="numpy")
     assert warned(compiled) == warned(f) and len(warned(f)) == 70
     assert compiled._dynamo_callback.compiled_frames[0][1].loop_count == 1
+
+
+def test_numpy_backend_runs_the_whole_loop_as_one_generated_for_statement():
+    from dynamo.fx_ir import loop_nodes
+
+    compiled = check_calls(carried_array, lambda n: (rng(n).random(5), n), [20, 30, 0, 1, 40])
+    frames = [frame for _, frame in compiled._dynamo_callback.compiled_frames]
+    assert [frame.loop_count for frame in frames[:2]] == [1, 1]  # n = 20, then n symbolic
+    for frame in frames[:2]:
+        gm = frame.graphs[0].graph_module
+        (node,) = loop_nodes(gm.graph)
+        loop = gm.get_attribute(node.target)
+        assert loop.run_loop is not None and "for " in loop.run_loop.source
