@@ -1,4 +1,4 @@
-"""Backends: turn fx_ir graphs into callables (eager, numpy, triton).
+"""Backends: turn fx_ir graphs into callables (eager, numpy, triton, c).
 
 Installed as dynamo.backends; sees only fx_ir graphs and the op registry.
 """
@@ -9,5 +9,6 @@ from .registry import CompilerFn, UnknownBackend, list_backends, lookup_backend,
 # backend's planner and code generators, Triton's kernel IR
 register_lazy("numpy", f"{__name__}.numpy_cpu")
 register_lazy("triton", f"{__name__}.triton_gpu")
+register_lazy("c", f"{__name__}.c_cpu")
 
 __all__ = ["CompilerFn", "UnknownBackend", "list_backends", "lookup_backend", "register_backend", "register_lazy"]

@@ -81,3 +81,4 @@ def lookup_backend_deferred(backend: str | CompilerFn) -> CompilerFn:
 
 def list_backends() -> list[str]:
     return sorted({*_BACKENDS, *_LAZY})
+

@@ -8,6 +8,12 @@ DEFAULTS: dict[str, Any] = {
     "strict": False,  # a backend's internal error raises instead of falling back to a plainer path
     "triton_cache_dir": "",  # where generated Triton modules are written ("" : a per-user temp folder)
     "triton_interpret": False,  # TRITON_INTERPRET, for Triton releases without triton.knobs
+    "cache_dir": "",  # the on-disk cache of backend "c" ("": a per-user temp folder)
+    "c_compiler": None,  # CC (None: sysconfig's CC, else cc)
+    "c_native": True,  # -march=native
+    "c_openmp": True,  # -fopenmp where it works
+    "c_threads": 0,  # OpenMP threads (0: one per core)
+    "c_parallel_work": 1 << 17,  # element-steps from which a kernel runs on threads
 }
 _source: Any = None
 

@@ -109,4 +109,8 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
 extern PyTypeObject CompiledFunction_Type;
 PyObject *compiled_function_set_reducer(PyObject *reducer);
 
+/* ---- native_call.c: running a compiled C function (backend "c") on buffers --------------- */
+
+PyObject *native_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
 #endif /* DYNAMO_C_H */

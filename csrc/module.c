@@ -110,6 +110,9 @@ static PyObject *py_set_compiled_function_reducer(PyObject *module, PyObject *re
 static PyMethodDef module_methods[] = {
     {"set_compiled_function_reducer", py_set_compiled_function_reducer, METH_O,
      "set_compiled_function_reducer(fn): fn(compiled) answers CompiledFunction.__reduce__"},
+    {"call_native", (PyCFunction)(void (*)(void))native_call, METH_FASTCALL,
+     "call_native(address, writemask, *buffers) -> int: the compiled function at address run on the "
+     "buffers' (data, shape, strides in bytes); bit i of writemask: buffer i is written"},
     {"call_moving", (PyCFunction)(void (*)(void))py_call_moving, METH_FASTCALL,
      "call_moving(fn, values: list) -> fn(*values), emptying values: fn's frame is the only holder of its "
      "arguments while it runs"},

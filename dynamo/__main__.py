@@ -1,7 +1,8 @@
 """`python -m dynamo run script.py [args]` runs a program with every frame compiled;
 `python -m dynamo explain script.py [args]` also prints one report of what dynamo made of it
 (to stderr, after the program's own output): every compiled function with its graphs and
-breaks, the break reasons most frequent first, recompilations."""
+breaks, the break reasons most frequent first, recompilations.
+`python -m dynamo cache info` describes the on-disk cache (backend "c"), `cache clear` empties it."""
 from __future__ import annotations
 
 import argparse
@@ -16,6 +17,9 @@ from .explain import report_from
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["cache"]:
+        return _cache_command(args[1:])
     parser = argparse.ArgumentParser(prog="python -m dynamo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("run", "explain"))
@@ -79,6 +83,21 @@ def _run_as_main(script: str) -> None:
         exec(code, main.__dict__)
     finally:
         sys.modules["__main__"] = saved
+
+
+def _cache_command(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dynamo cache",
+                                     description="the on-disk cache of compiled C modules (backend 'c')")
+    parser.add_argument("action", choices=("info", "clear"))
+    options = parser.parse_args(argv)
+    from .backends.c_cpu import diskcache
+    if options.action == "info":
+        found = diskcache.info()
+        print(f"cache folder: {found['path']}\nC modules: {found['c_modules']}\nsize: {found['bytes']} bytes")
+    else:
+        removed = diskcache.clear()
+        print(f"removed {removed} C modules from {diskcache.cache_root()}")
+    return 0
 
 
 def _exit_status(code: object) -> int:

@@ -109,3 +109,22 @@ inline_depth_limit: int = 24
 # Dynamic shapes (dynamo/shapes): a dimension whose size changed between two compiles of the same
 # code object is compiled as a sympy symbol from then on (compile(dynamic=None), the default).
 automatic_dynamic_shapes: bool = True
+
+# The on-disk cache (compiled C modules of backend="c"): DYNAMO_CACHE_DIR, else
+# $XDG_CACHE_HOME/dynamo, else ~/.cache/dynamo. `python -m dynamo cache info|clear`.
+cache_dir: str = os.environ.get("DYNAMO_CACHE_DIR") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "dynamo")
+
+# backend="c": the C compiler (CC; unset: the one Python was built with, else `cc`).
+c_compiler: str | None = os.environ.get("CC") or None
+
+# backend="c": build for this machine's instruction set (-march=native). On by default: results do
+# not depend on it (no fused multiply-add, no fast math) and the cache key holds the CPU's features;
+# DYNAMO_C_NATIVE=0 builds portable code (a cache folder shared by different machines).
+c_native: bool = os.environ.get("DYNAMO_C_NATIVE", "1") != "0"
+
+# backend="c": OpenMP threads across a kernel's outermost axis when the compiler has -fopenmp and a
+# kernel has at least c_parallel_work element-steps; c_threads=0 lets OpenMP choose (one per core).
+c_openmp: bool = os.environ.get("DYNAMO_C_OPENMP", "1") != "0"
+c_threads: int = int(os.environ.get("DYNAMO_C_THREADS", "0") or 0)
+c_parallel_work: int = 1 << 16

@@ -18,7 +18,7 @@ import sympy
 
 from ...fx_ir import Graph, GraphModule, Node, TensorMeta, map_aggregate, map_arg
 from ...fx_ir.ops import OpKind, lookup_attribute, lookup_function, lookup_method
-from .exprs import Expr, Reduce, index_var, loads, substitute
+from .exprs import Expr, Reduce, index_var, loads, substitute, walk
 from .program import HostStep, Kernel, Program, Ref
 from .scheduling import NeedsRealize, PendingStore, build_kernel
 from .values import Buffer, TensorValue, buffer_value, sizes
@@ -105,8 +105,11 @@ class Lowerer:
     """One lowering attempt; `forced` names nodes that get a kernel of their own."""
 
     def __init__(self, gm: GraphModule, example_inputs: list[Any], supported_ops: frozenset[str],
-                 forced: set[str]) -> None:
+                 forced: set[str], check: Callable[[Expr], str | None] | None = None) -> None:
         self.gm = gm
+        self.check = check
+        self._checked: set[int] = set()
+        self._checked_exprs: list[Expr] = []  # keeps the checked (hash-consed) expressions alive
         self.graph: Graph = gm.graph
         self.inputs = example_inputs
         self.supported_ops = supported_ops
@@ -186,11 +189,21 @@ class Lowerer:
         if node.op == "call_module":
             self.fallback(node, "a loop node: the loop runs on the host, its body as NumPy code per iteration")
             return
+        # a mutation's rule rebinds the mutated value: undone if the target refuses the result
+        saved = (dict(self.env), dict(self.root), dict(self.writeback)) \
+            if self.check is not None and node.is_impure() else None
         try:
             value = self.lower_call(node)
         except (Unsupported, NotImplementedError, ValueError, TypeError, IndexError, OverflowError) as exc:
             self.fallback(node, str(exc) or type(exc).__name__)
             return
+        if self.check is not None and isinstance(value, TensorValue):
+            reason = self.refused(value)
+            if reason is not None:
+                if saved is not None:
+                    self.env, self.root, self.writeback = saved
+                self.fallback(node, reason)
+                return
         self.env[node] = value
         if node.name in self.forced and isinstance(value, TensorValue):
             self.realize(node)
@@ -226,6 +239,19 @@ class Lowerer:
             if meta is not None and isinstance(meta, TensorMeta) and tuple(meta.shape) != result.shape:
                 raise Unsupported(f"lowered shape {result.shape} differs from the recorded {meta.shape}")
         return result
+
+    def refused(self, value: TensorValue) -> str | None:
+        """The target's reason not to take some expression of this value (the `check` of lower_graph)."""
+        assert self.check is not None
+        for e in walk([value.at(tuple(index_var(f"x{k}") for k in range(value.ndim)))]):
+            if id(e) in self._checked:
+                continue
+            reason = self.check(e)
+            if reason is not None:
+                return reason
+            self._checked.add(id(e))
+            self._checked_exprs.append(e)
+        return None
 
     def arg_value(self, x: Any) -> Any:
         if isinstance(x, Node):
@@ -441,7 +467,17 @@ class Lowerer:
                 late.append(n)
                 continue
             self.realize(root)
-        # functionalized writes to inputs land last: nothing reads the inputs' old contents after
+        # functionalized writes to inputs land last: nothing reads the inputs' old contents after.
+        # A new value that reads another written input's old contents is stored aside first.
+        targets = {p.name for p in self.writeback if self.env[p].buffer is not self.buffers[p.name]}
+        for placeholder in self.writeback:
+            value = self.env[placeholder]
+            if placeholder.name not in targets:
+                continue
+            xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
+            if {ld.buffer for ld in loads([value.at(xs)])} & (targets - {placeholder.name}):
+                self.realize(placeholder)
+        self.flush()
         for placeholder in self.writeback:
             value = self.env[placeholder]
             target = self.buffers[placeholder.name]
@@ -488,12 +524,14 @@ def _leaves(value: Any) -> list[Any]:
     return found
 
 
-def lower_graph(gm: GraphModule, example_inputs: list[Any], supported_ops: frozenset[str]) -> Program:
-    """Lower with restarts: each NeedsRealize adds the reductions' nodes to the forced set."""
+def lower_graph(gm: GraphModule, example_inputs: list[Any], supported_ops: frozenset[str],
+                check: Callable[[Expr], str | None] | None = None) -> Program:
+    """Lower with restarts: each NeedsRealize adds the reductions' nodes to the forced set. `check`
+    (optional) names a reason to refuse an expression: the node that made it then runs as NumPy code."""
     forced: set[str] = set()
     for _ in range(MAX_RESTARTS):
         try:
-            return Lowerer(gm, example_inputs, supported_ops, forced).run()
+            return Lowerer(gm, example_inputs, supported_ops, forced, check).run()
         except NeedsRealize as needs:
             if needs.origins <= forced:
                 raise

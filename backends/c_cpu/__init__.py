@@ -1,0 +1,169 @@
+"""The "c" backend: a graph becomes fused C loops from the shared kernel IR, compiled once by the system
+compiler and cached on disk, with NumPy code for the nodes that do not lower exactly.
+
+Stages: kernels (kernel IR program) -> c_src (one C module) -> callable; each logged to
+`dynamo.output_code` at DEBUG (DYNAMO_LOGS=output_code).
+"""
+from __future__ import annotations
+
+import ctypes
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import sympy
+
+from ...fx_ir import GraphModule, TensorMeta
+from ..kernel_ir import Expr, Op, Program, Reduce, lower_graph, specialize
+from ..numpy_cpu import EagerOnDevice, device_library
+from .. import settings
+from ..registry import register_backend
+from . import diskcache
+from .codegen import CHECK_MACRO, KernelSource, KernelWriter, SizeSource
+from .emitters import PRELUDE, SUPPORTED_OPS, refuse_op, supported_dtype
+from .runtime import FlagReporter, make_runner
+from .toolchain import CCompilerUnavailable, Toolchain, toolchain
+
+log = logging.getLogger("dynamo.output_code")
+
+__all__ = ["CBackend", "CCompilerUnavailable", "c_backend"]
+
+FE_BITS_SOURCE = "const int dyn_fe_bits[4] = {FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID};\n"
+
+
+def refuse(expr: Expr) -> str | None:
+    """Why an expression cannot be in a C kernel (None: it can, with NumPy's exact bits)."""
+    if isinstance(expr, Op):
+        return refuse_op(expr.name, [a.dtype for a in expr.args], expr.dtype)
+    if isinstance(expr, Reduce):
+        if not supported_dtype(expr.dtype) or not supported_dtype(expr.body.dtype):
+            return f"dtype {expr.dtype} has no C kernel support"
+        if expr.kind in ("sum", "prod") and expr.dtype.kind == "f":
+            # NumPy adds floats pairwise over the contiguous axis (and BLAS orders matmul): left to NumPy
+            return f"a float {expr.kind} keeps NumPy's summation order as NumPy code"
+        return None
+    if not supported_dtype(expr.dtype):
+        return f"dtype {expr.dtype} has no C kernel support"
+    return None
+
+
+class Module:
+    """One loaded shared object: its kernels' addresses, the flag bits, its thread knobs."""
+
+    def __init__(self, path: str) -> None:
+        self.lib = ctypes.CDLL(path)
+        self.path = path
+        self.fe_bits = tuple((ctypes.c_int * 4).in_dll(self.lib, "dyn_fe_bits"))
+
+    def address(self, name: str) -> int:
+        return int(ctypes.cast(getattr(self.lib, name), ctypes.c_void_p).value or 0)
+
+    def configure(self) -> None:
+        ctypes.c_int.in_dll(self.lib, "dyn_threads").value = int(settings.get("c_threads"))
+        ctypes.c_int64.in_dll(self.lib, "dyn_parallel_work").value = int(settings.get("c_parallel_work"))
+
+
+class CBackend:
+    """`backend(graph_module, example_inputs) -> callable` (a generated Python function with `.program`,
+    `.c_source`, `.notes`, `.kernel_count`, `.compiled` (whether this call ran the compiler))."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.compiles = 0  # modules this process compiled (a disk-cache hit compiles none)
+
+    def __call__(self, graph_module: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+        library = device_library(graph_module, example_inputs)
+        if library is not None:
+            return EagerOnDevice(graph_module, library)  # type: ignore[no-any-return]
+        start = time.perf_counter()
+        tc = toolchain(diskcache.cache_root())  # raises CCompilerUnavailable first: nothing else to do
+        try:
+            program = self.kernels(graph_module, example_inputs)
+            sizes = size_sources(program)
+            sources = [KernelWriter(k, program.buffers, sizes).write() for k in program.kernels]
+        except (NotImplementedError, TypeError, ValueError) as why:
+            if not has_symbolic_sizes(graph_module):
+                raise
+            log.info("c backend: kernels made for these sizes, not every size: %s", why)
+            return self(specialize(graph_module, example_inputs), example_inputs)
+        src = module_source(sources)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("[c_src]\n%s", src)
+        module, compiled = self.load(src, tc)
+        addresses = [module.address(s.name) for s in sources]
+        checked = self.checked_variants(program, sizes, tc)
+        reporter = FlagReporter(program, sources, checked, module.fe_bits)  # type: ignore[arg-type]
+        run = make_runner(program, sources, sizes, addresses, reporter)
+        run.program = program
+        run.c_source = src
+        run.module = module
+        run.compiled = compiled
+        run.kernel_count = len(sources)
+        run.fallback_nodes = list(program.fallbacks)
+        run.notes = [f"{node} runs as NumPy code: {reason}" for node, reason in program.fallbacks]
+        run.compile_seconds = time.perf_counter() - start
+        log.debug("[callable] %d kernels, %s in %.1f ms", len(sources),
+                  "compiled" if compiled else "from the disk cache", run.compile_seconds * 1e3)
+        return run
+
+    def kernels(self, gm: GraphModule, example_inputs: list[Any]) -> Program:
+        program = lower_graph(gm, example_inputs, SUPPORTED_OPS, check=refuse)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("[kernels]\n%s", program.describe())
+        for node, reason in program.fallbacks:
+            log.info("c backend: %s runs as NumPy code: %s", node, reason)
+        return program
+
+    def load(self, src: str, tc: Toolchain) -> tuple[Module, bool]:
+        with self._lock:
+            path, compiled = diskcache.build(src, tc)
+            if compiled:
+                self.compiles += 1
+        module = Module(str(path))
+        module.configure()
+        return module, compiled
+
+    def checked_variants(self, program: Program, sizes: dict[str, SizeSource],
+                         tc: Toolchain) -> Callable[[], dict[str, Any]]:
+        """The kernels with a flag test after each op, compiled the first time a kernel raises a flag."""
+        made: dict[str, Any] = {}
+
+        def get() -> dict[str, Any]:
+            if not made:
+                sources = [KernelWriter(k, program.buffers, sizes, checked=True).write() for k in program.kernels]
+                module, _ = self.load(module_source(sources, checked=True), tc)
+                for s in sources:
+                    fn = getattr(module.lib, s.name)
+                    fn.restype = ctypes.c_int
+                    made[s.name] = (fn, s.ops)
+            return made
+        return get
+
+
+def module_source(sources: list[KernelSource], checked: bool = False) -> str:
+    head = PRELUDE + FE_BITS_SOURCE + (CHECK_MACRO if checked else "")
+    return head + "\n" + "\n".join(s.src for s in sources)
+
+
+def size_sources(program: Program) -> dict[str, SizeSource]:
+    """Each size symbol's value is a dimension of an input buffer."""
+    found: dict[str, SizeSource] = {}
+    for name in program.placeholders:
+        buf = program.buffers.get(name)
+        if buf is None or buf.kind != "input":
+            continue
+        for d, n in enumerate(buf.shape):
+            if isinstance(n, sympy.Symbol):
+                found.setdefault(n.name, SizeSource(name, d))
+    return found
+
+
+def has_symbolic_sizes(gm: GraphModule) -> bool:
+    return any(isinstance(m := n.meta.get("val"), TensorMeta) and not m.is_static
+               for n in gm.graph.nodes if n.op == "placeholder")
+
+
+c_backend: Callable[..., Any] = register_backend(CBackend(), name="c")
+

@@ -1,0 +1,428 @@
+"""Kernel IR kernels as readable C: one function per kernel, explicit loops over its output axes,
+reductions as loops with accumulators, every value computed at the outermost loop where it is known.
+
+Strides and sizes are read from the arguments at run time, so one binary serves every size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy
+
+from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, walk
+from ..kernel_ir.exprs import is_index_var
+from ..kernel_ir.values import is_symbolic
+from .emitters import EMITTERS, c_type, dtype_key, literal, storage_type, unsigned_of
+
+
+@dataclass
+class KernelSource:
+    """One kernel's C source. `args`: the buffers it takes, in order (`written`: those it stores to);
+    `ops`: the op names in the order the checked variant numbers them."""
+
+    name: str
+    src: str
+    args: list[str]
+    written: list[str]
+    ops: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SizeSource:
+    """Where a size symbol's value comes from: dimension `dim` of input buffer `buffer`."""
+
+    buffer: str
+    dim: int
+
+
+class IndexPrinter:
+    """sympy index expressions (int64 arithmetic) as C."""
+
+    def __init__(self, name_of: dict[str, str]) -> None:
+        self.name_of = name_of
+
+    def __call__(self, e: Any) -> str:
+        return self.go(sympy.sympify(e))
+
+    def go(self, e: sympy.Basic) -> str:
+        if e is sympy.true or e == sympy.true:
+            return "true"
+        if e is sympy.false or e == sympy.false:
+            return "false"
+        if isinstance(e, sympy.Symbol):
+            return self.name_of.get(e.name, e.name)
+        if isinstance(e, sympy.Integer):
+            return f"INT64_C({int(e)})"
+        if isinstance(e, sympy.Add):
+            return "(" + " + ".join(self.go(t) for t in e.args) + ")"
+        if isinstance(e, sympy.Mul):
+            num, den = sympy.fraction(e)
+            if den != 1:
+                raise NotImplementedError(f"a fraction in an index: {e}")
+            return "(" + " * ".join(self.go(f) for f in e.args) + ")"
+        if isinstance(e, sympy.Pow) and e.exp.is_Integer and e.exp > 0:
+            return "(" + " * ".join([self.go(e.base)] * int(e.exp)) + ")"
+        if isinstance(e, sympy.Mod):
+            return f"dyn_mod_idx({self.go(e.args[0])}, {self.go(e.args[1])})"
+        if isinstance(e, sympy.floor):
+            num, den = sympy.fraction(sympy.together(e.args[0]))
+            return f"dyn_floordiv_idx({self.go(num)}, {self.go(den)})"
+        if isinstance(e, (sympy.Min, sympy.Max)):
+            fn = "dyn_min_idx" if isinstance(e, sympy.Min) else "dyn_max_idx"
+            args = [self.go(a) for a in e.args]
+            out = args[0]
+            for a in args[1:]:
+                out = f"{fn}({out}, {a})"
+            return out
+        if isinstance(e, sympy.And):
+            return "(" + " && ".join(self.go(a) for a in e.args) + ")"
+        if isinstance(e, sympy.Or):
+            return "(" + " || ".join(self.go(a) for a in e.args) + ")"
+        if isinstance(e, sympy.Not):
+            return f"(!{self.go(e.args[0])})"
+        if isinstance(e, sympy.core.relational.Relational):
+            return f"({self.go(e.lhs)} {e.rel_op} {self.go(e.rhs)})"
+        raise NotImplementedError(f"index expression {e} ({type(e).__name__})")
+
+
+_IDENTITY = {"sum": 0, "prod": 1}
+_ORDERED = ("dyn_isless", "dyn_isgreater", "dyn_max_f", "dyn_min_f", "dyn_cast_f")
+
+
+class KernelWriter:
+    """Writes one kernel. `checked=True` adds a flag test after every op (the variant that tells
+    which op raised a floating-point flag, run only when the fast one raised some)."""
+
+    def __init__(self, kernel: Kernel, buffers: dict[str, Buffer], sizes: dict[str, SizeSource],
+                 checked: bool = False) -> None:
+        self.k = kernel
+        self.buffers = buffers
+        self.size_sources = sizes
+        self.checked = checked
+        self.lines: list[str] = []
+        self.names: dict[int, str] = {}
+        self.count = 0
+        self.ops: list[str] = []
+        roots = [s.value for s in kernel.stores]
+        self.exprs = walk(roots)
+        self.xs = sorted((v for v in kernel.var_axis if v.name.startswith("x")), key=lambda v: int(v.name[1:]))
+        self.extent = {x: kernel.axes[kernel.var_axis[x]].extent for x in self.xs}
+        self.args = list(dict.fromkeys([*kernel.reads(), *kernel.writes()]))
+        self.size_names = self.used_sizes()
+        for name in self.size_names:
+            source = sizes[name].buffer
+            if source not in self.args:
+                self.args.append(source)  # passed only for its shape
+        self.arg_index = {b: i for i, b in enumerate(self.args)}
+        names = {x.name: x.name for x in self.xs}
+        for name in self.size_names:
+            names[name] = f"size_{name}"
+        self.index = IndexPrinter(names)
+
+    # -- what the kernel needs ----------------------------------------------------------------------
+
+    def index_exprs(self) -> list[Any]:
+        found: list[Any] = [self.extent[x] for x in self.xs]
+        for s in self.k.stores:
+            found += [s.index, s.mask]
+        for e in self.exprs:
+            if isinstance(e, Load):
+                found.append(e.index)
+            elif isinstance(e, IndexValue):
+                found.append(e.expr)
+            elif isinstance(e, Reduce):
+                found.append(e.extent)
+        return found
+
+    def used_sizes(self) -> list[str]:
+        found: set[str] = set()
+        for e in self.index_exprs():
+            if isinstance(e, sympy.Basic):
+                found |= {s.name for s in e.free_symbols if not is_index_var(s) and not s.name.startswith("s_")}
+        missing = found - set(self.size_sources)
+        if missing:
+            raise NotImplementedError(f"size symbols {sorted(missing)} are not sizes of an input")
+        return sorted(found)
+
+    def used_strides(self) -> set[str]:
+        found: set[str] = set()
+        for e in self.index_exprs():
+            if isinstance(e, sympy.Basic):
+                found |= {s.name for s in e.free_symbols if s.name.startswith("s_")}
+        return found
+
+    # -- values -------------------------------------------------------------------------------------
+
+    def emit(self, ctype: str, text: str, indent: str) -> str:
+        name = f"t{self.count}"
+        self.count += 1
+        self.lines.append(f"{indent}const {ctype} {name} = {text};")
+        return name
+
+    def operand(self, e: Expr) -> str:
+        if isinstance(e, Const):
+            return literal(e.value, e.dtype)
+        return self.names[id(e)]
+
+    def value(self, e: Expr, indent: str) -> None:
+        """Assign `e` to a local (its operands are named already)."""
+        if isinstance(e, Const):
+            return
+        if isinstance(e, Load):
+            buf = self.buffers[e.buffer]
+            text = f"p_{e.buffer}[{self.index(e.index)}]"
+            if buf.dtype.kind == "b":
+                text = f"({text} != 0)"
+            self.names[id(e)] = self.emit(c_type(e.dtype), text, indent)
+        elif isinstance(e, IndexValue):
+            text = self.index(e.expr)
+            if e.dtype.kind != "b":
+                text = f"(({c_type(e.dtype)}){text})"
+            self.names[id(e)] = self.emit(c_type(e.dtype), text, indent)
+        elif isinstance(e, Op):
+            args = [self.operand(a) for a in e.args]
+            text = EMITTERS[e.name](args, [a.dtype for a in e.args], e.dtype)
+            self.names[id(e)] = self.emit(c_type(e.dtype), text, indent)
+            if self.checked:
+                self.lines.append(f"{indent}DYN_CHECK({len(self.ops)});")
+                self.ops.append(e.name)
+        elif isinstance(e, Reduce):
+            self.reduction(e, indent)
+        else:
+            raise NotImplementedError(type(e).__name__)
+
+    def values_at(self, bound: set[sympy.Symbol], indent: str, roots: list[Expr] | None = None) -> None:
+        """Every value (reachable from `roots`) computable with the index variables in `bound`."""
+        order = self.exprs if roots is None else walk(roots)
+        for e in order:
+            if id(e) in self.names or isinstance(e, Const) or not e.free <= bound:
+                continue
+            self.value(e, indent)
+
+    def reduction(self, r: Reduce, indent: str) -> None:
+        bound = set(r.free)
+        var = r.var.name
+        t = c_type(r.dtype)
+        acc = f"acc{self.count}"
+        self.count += 1
+        extent = self.index(r.extent) if is_symbolic(r.extent) else f"INT64_C({int(r.extent)})"
+        body_t = c_type(r.body.dtype)
+        arg = r.kind in ("argmax", "argmin")
+        if arg:
+            low = r.kind == "argmax"
+            if r.body.dtype.kind == "f":
+                init = literal(float("-inf") if low else float("inf"), r.body.dtype)
+            elif r.body.dtype.kind == "b":
+                init = "false" if low else "true"
+            else:
+                info = np.iinfo(r.body.dtype)
+                init = literal(info.min if low else info.max, r.body.dtype)
+            self.lines.append(f"{indent}{body_t} {acc}_best = {init};")
+            self.lines.append(f"{indent}int64_t {acc} = 0;")
+        else:
+            self.lines.append(f"{indent}{t} {acc} = {self.identity(r)};")
+        self.lines.append(f"{indent}for (int64_t {var} = 0; {var} < {extent}; {var}++) {{")
+        inner = indent + "    "
+        saved = dict(self.names)
+        self.values_at(bound | {r.var}, inner, [r.body])
+        v = self.operand(r.body)
+        self.lines.append(inner + self.combine(r, acc, v))
+        self.lines.append(f"{indent}}}")
+        self.names = saved
+        self.names[id(r)] = acc
+
+    def identity(self, r: Reduce) -> str:
+        dtype = r.dtype
+        if r.kind in _IDENTITY:
+            return literal(_IDENTITY[r.kind], dtype)
+        if r.kind == "any":
+            return "false"
+        if r.kind == "all":
+            return "true"
+        low = r.kind == "max"
+        if dtype.kind == "f":
+            return literal(float("-inf") if low else float("inf"), dtype)
+        if dtype.kind == "b":
+            return "false" if low else "true"
+        info = np.iinfo(dtype)
+        return literal(info.min if low else info.max, dtype)
+
+    def combine(self, r: Reduce, acc: str, v: str) -> str:
+        dtype = r.dtype
+        if r.kind in ("sum", "prod"):
+            op = "+" if r.kind == "sum" else "*"
+            if dtype.kind == "b":
+                return f"{acc} = {acc} {'|' if op == '+' else '&'} {v};"
+            if dtype.kind == "f":
+                return f"{acc} = {acc} {op} {v};"
+            u = unsigned_of(dtype)
+            return f"{acc} = ({c_type(dtype)})(({u}){acc} {op} ({u}){v});"
+        if r.kind in ("max", "min"):
+            if dtype.kind == "f":
+                return f"{acc} = dyn_{r.kind}_{dtype_key(dtype)}({acc}, {v});"
+            if dtype.kind == "b":
+                return f"{acc} = {acc} {'|' if r.kind == 'max' else '&'} {v};"
+            return f"if ({v} {'>' if r.kind == 'max' else '<'} {acc}) {acc} = {v};"
+        if r.kind in ("any", "all"):
+            return f"{acc} = {acc} {'|' if r.kind == 'any' else '&'} {v};"
+        better = ">" if r.kind == "argmax" else "<"
+        if r.body.dtype.kind == "f":
+            # the first extreme, or the first NaN (after which nothing replaces it)
+            quiet = "dyn_isgreater" if better == ">" else "dyn_isless"
+            cond = f"{acc}_best == {acc}_best && ({v} != {v} || {quiet}({v}, {acc}_best))"
+        else:
+            cond = f"{v} {better} {acc}_best"
+        return f"if ({cond}) {{ {acc}_best = {v}; {acc} = {r.var.name}; }}"
+
+    # -- the function -------------------------------------------------------------------------------
+
+    def stores_at(self, indent: str) -> None:
+        for s in self.k.stores:
+            value = self.operand(s.value)
+            t = storage_type(s.buffer.dtype)
+            if s.value.dtype != s.buffer.dtype and s.buffer.dtype.kind != "b":
+                value = f"({c_type(s.buffer.dtype)}){value}"
+            line = f"p_{s.buffer.name}[{self.index(s.index)}] = ({t}){value};"
+            if s.mask != sympy.true:
+                line = f"if ({self.index(s.mask)}) {line}"
+            self.lines.append(indent + line)
+
+    def prologue(self, indent: str, skip: set[str]) -> list[str]:
+        lines = []
+        strides = self.used_strides() - skip
+        for name in self.size_names:
+            src = self.size_sources[name]
+            lines.append(f"{indent}const int64_t size_{name} = (int64_t)a[{self.arg_index[src.buffer]}].shape[{src.dim}];")
+        for b in self.args:
+            buf = self.buffers[b]
+            i = self.arg_index[b]
+            lines.append(f"{indent}{storage_type(buf.dtype)} *p_{b} = ({storage_type(buf.dtype)} *)a[{i}].data;")
+            for d, s in enumerate(buf.strides):
+                if isinstance(s, sympy.Symbol) and s.name in strides:
+                    lines.append(f"{indent}const int64_t {s.name} = (int64_t)a[{i}].strides[{d}] / "
+                                 f"{buf.dtype.itemsize};")
+        lines.append(f"{indent}(void)p_{self.args[0]};" if self.args else "")
+        return lines
+
+    def inner_strides(self) -> list[tuple[str, int, int]]:
+        """(stride name, argument, itemsize) of each buffer's last dimension whose stride is a run-time
+        value: a second copy of the loops takes them as 1, so that contiguous data vectorizes."""
+        used = self.used_strides()
+        found = []
+        for b in self.args:
+            buf = self.buffers[b]
+            if buf.strides and isinstance(buf.strides[-1], sympy.Symbol) and buf.strides[-1].name in used:
+                found.append((buf.strides[-1].name, self.arg_index[b], buf.dtype.itemsize))
+        return found
+
+    def extent_text(self, x: sympy.Symbol) -> str:
+        n = self.extent[x]
+        return self.index(n) if is_symbolic(n) else f"INT64_C({int(n)})"
+
+    def rows_function(self, name: str, unit: list[str]) -> list[str]:
+        """The loops over rows [lo, hi) of the outermost axis; strides named in `unit` are 1."""
+        k = self.k
+        self.names, self.count = {}, 0
+        saved = dict(self.index.name_of)
+        for stride in unit:
+            self.index.name_of[stride] = "INT64_C(1)"
+        body: list[str] = []
+        self.lines = body
+        ind = "    "
+        bound: set[sympy.Symbol] = set()
+        self.values_at(bound, ind)
+        depth = ind
+        for level, x in enumerate(self.xs):
+            lo, hi = ("lo", "hi") if level == 0 else ("INT64_C(0)", self.extent_text(x))
+            body.append(f"{depth}for (int64_t {x.name} = {lo}; {x.name} < {hi}; {x.name}++) {{")
+            depth += "    "
+            bound = bound | {x}
+            self.values_at(bound, depth)
+        self.stores_at(depth)
+        for _ in self.xs:
+            depth = depth[:-4]
+            body.append(f"{depth}}}")
+        self.index.name_of = saved
+        extra = ", int *opflags" if self.checked else ""
+        # GCC's vectorizer turns quiet comparisons into signaling ones (the invalid flag on NaN, which
+        # NumPy never raises there): loops that compare floats stay scalar
+        quiet = " DYN_QUIET_COMPARES" if any(q in line for line in body for q in _ORDERED) else ""
+        rows = [f"static void{quiet} {name}(const dyn_arg *a, int64_t lo, int64_t hi, int *flp{extra}) {{",
+                "    int fpflags = 0;", *self.prologue("    ", skip=set(unit))]
+        if not self.xs:
+            rows.append("    (void)lo; (void)hi;")
+        return rows + body + ["    *flp |= fpflags;", "}"]
+
+    def write(self) -> KernelSource:
+        k = self.k
+        name = k.name + ("_checked" if self.checked else "")
+        head = [f"/* {line} */" for line in k.describe().replace("*/", "* /").splitlines()]
+        unit = [] if self.checked else self.inner_strides()
+        rows = self.rows_function(f"{name}_rows", [])
+        ops = list(self.ops)
+        if unit:
+            rows += ["", *self.rows_function(f"{name}_rows_unit", [s for s, _, _ in unit])]
+        src = "\n".join(head + rows + self.entry(name, unit)) + "\n"
+        return KernelSource(name, src, list(self.args), k.writes(), ops)
+
+    def entry(self, name: str, unit: list[tuple[str, int, int]]) -> list[str]:
+        """The exported function: sizes, an early return for empty work, threads when it pays, and the
+        copy of the loops for unit inner strides when the arrays have them."""
+        pro = []
+        if self.checked:
+            pass
+        elif unit:
+            conds = [f"(int64_t)a[{i}].strides[{len(self.buffers[self.args[i]].shape) - 1}] == {size}"
+                     for _, i, size in unit]
+            pro.append(f"    void (*const rows)(const dyn_arg *, int64_t, int64_t, int *) = "
+                       f"({' && '.join(conds)}) ? {name}_rows_unit : {name}_rows;")
+        else:
+            pro.append(f"    void (*const rows)(const dyn_arg *, int64_t, int64_t, int *) = {name}_rows;")
+        for sname in self.size_names:
+            src = self.size_sources[sname]
+            pro.append(f"    const int64_t size_{sname} = (int64_t)a[{self.arg_index[src.buffer]}].shape[{src.dim}];")
+        extents = [self.extent_text(x) for x in self.xs]
+        n0 = extents[0] if extents else "INT64_C(1)"
+        work = " * ".join(f"({e})" for e in extents) or "INT64_C(1)"
+        for r in self.k.reductions():  # each reduction multiplies the work of the points it serves
+            work += f" * ({self.index(r.extent) if is_symbolic(r.extent) else int(r.extent)} + 1)"
+        parallel = bool(self.xs) and all(self.xs[0] in s.index.free_symbols for s in self.k.stores)
+        if self.checked:
+            return ["", f"int {name}(const dyn_arg *a, int *opflags) {{", *pro,
+                    f"    int fl = 0; feclearexcept(FE_ALL_EXCEPT);",
+                    f"    if ({' || '.join(f'({e}) == 0' for e in extents) or '0'}) return 0;",
+                    f"    {name}_rows(a, 0, {n0}, &fl, opflags);",
+                    "    return (fl | fetestexcept(DYN_FLAGS)) & DYN_FLAGS;", "}"]
+        lines = ["", f"int {name}(const dyn_arg *a) {{", *pro, "    int fl = 0;"]
+        if extents:
+            lines.append(f"    if ({' || '.join(f'({e}) <= 0' for e in extents)}) return 0;")
+        if parallel:
+            lines += [
+                "#ifdef _OPENMP",
+                f"    const int64_t n0 = {n0};",
+                f"    if (dyn_threads != 1 && n0 > 1 && ({work}) >= dyn_parallel_work) {{",
+                "        int nt = dyn_threads > 0 ? dyn_threads : omp_get_max_threads();",
+                "        if (nt > n0) nt = (int)n0;",
+                "        #pragma omp parallel num_threads(nt) reduction(|:fl)",
+                "        {",
+                "            feclearexcept(FE_ALL_EXCEPT);",
+                "            const int64_t tid = omp_get_thread_num(), nth = omp_get_num_threads();",
+                "            rows(a, n0 * tid / nth, n0 * (tid + 1) / nth, &fl);",
+                "            fl |= fetestexcept(DYN_FLAGS);",
+                "        }",
+                "        return fl & DYN_FLAGS;",
+                "    }",
+                "#endif",
+            ]
+        lines += ["    feclearexcept(FE_ALL_EXCEPT);",
+                  f"    rows(a, 0, {n0}, &fl);",
+                  "    return (fl | fetestexcept(DYN_FLAGS)) & DYN_FLAGS;", "}"]
+        return lines
+
+
+CHECK_MACRO = r"""
+#define DYN_CHECK(k) do { int f_ = fetestexcept(DYN_FLAGS) | fpflags; \
+    if (f_) { opflags[k] |= f_; fpflags = 0; feclearexcept(FE_ALL_EXCEPT); } } while (0)
+"""

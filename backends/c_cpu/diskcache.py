@@ -1,0 +1,107 @@
+"""The on-disk cache of compiled C modules: source + shared object + a record, keyed by content.
+
+The key hashes the source, the compiler's identity, the flags and the CPU; files are written under
+temporary names and renamed, and an entry whose record or checksum does not match is rebuilt, never
+loaded. A process that finds its entry runs no compiler.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+from .. import settings
+from .toolchain import Toolchain, cpu_features, write_atomic
+
+FORMAT = 1  # bump when the layout of an entry changes
+_lock = threading.Lock()
+
+
+class CompileError(RuntimeError):
+    """The C compiler rejected a generated module (a bug of the backend: the message has its output)."""
+
+
+def cache_root() -> Path:
+    root = settings.get("cache_dir") or os.path.join(tempfile.gettempdir(), f"dynamo-cache-{os.getuid()}")
+    return Path(root)
+
+
+def c_dir(root: Path | None = None) -> Path:
+    return (root or cache_root()) / "c"
+
+
+def entry_key(source: str, tc: Toolchain) -> str:
+    digest = hashlib.sha256()
+    for part in (f"format={FORMAT}", source, tc.identity, " ".join(tc.argv), " ".join(tc.flags), cpu_features()):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()[:32]
+
+
+def _paths(key: str, root: Path | None = None) -> tuple[Path, Path, Path]:
+    folder = c_dir(root) / key[:2]
+    return folder / f"{key}.c", folder / f"{key}.so", folder / f"{key}.json"
+
+
+def lookup(key: str) -> Path | None:
+    """The shared object of a valid entry, or None (missing, truncated, foreign or corrupt)."""
+    _, so, record = _paths(key)
+    try:
+        meta = json.loads(record.read_text())
+        data = so.read_bytes()
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict) or meta.get("key") != key or meta.get("format") != FORMAT:
+        return None
+    if meta.get("size") != len(data) or meta.get("sha256") != hashlib.sha256(data).hexdigest():
+        return None
+    return so
+
+
+def build(source: str, tc: Toolchain) -> tuple[Path, bool]:
+    """The shared object for `source`: (path, whether the compiler ran)."""
+    key = entry_key(source, tc)
+    found = lookup(key)
+    if found is not None:
+        return found, False
+    src_path, so_path, record = _paths(key)
+    so_path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=so_path.parent, prefix=".build-") as tmp:
+        src = Path(tmp) / "module.c"
+        out = Path(tmp) / "module.so"
+        src.write_text(source)
+        done = subprocess.run(tc.command(src, out), capture_output=True, text=True)
+        if done.returncode != 0:
+            raise CompileError(f"the C compiler failed ({' '.join(tc.command(src, out))}):\n"
+                               f"{done.stderr[-4000:]}")
+        data = out.read_bytes()
+    with _lock:
+        write_atomic(src_path, source.encode())
+        write_atomic(so_path, data)
+        meta = {"key": key, "format": FORMAT, "size": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+                "compiler": " ".join(tc.argv), "flags": list(tc.flags)}
+        write_atomic(record, json.dumps(meta).encode())
+    return so_path, True
+
+
+# ---------------------------------------------------------------- python -m dynamo cache info|clear
+
+def info(root: Path | None = None) -> dict[str, object]:
+    folder = c_dir(root)
+    entries = list(folder.glob("*/*.json")) if folder.exists() else []
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+    return {"path": str(root or cache_root()), "c_modules": len(entries), "bytes": size}
+
+
+def clear(root: Path | None = None) -> int:
+    """Remove every C module (and compiler probe); returns how many modules there were."""
+    base = root or cache_root()
+    count = int(info(base)["c_modules"])  # type: ignore[call-overload]
+    for name in ("c", "toolchains"):
+        shutil.rmtree(base / name, ignore_errors=True)
+    return count

@@ -1,0 +1,379 @@
+"""The C emitter table: kernel IR op -> C source with NumPy's exact semantics, and C literals and types.
+
+Only ops whose bits (and floating-point flags) C reproduces exactly are here; any other op runs as NumPy.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+C_TYPES = {
+    "b": "bool", "i1": "int8_t", "i2": "int16_t", "i4": "int32_t", "i8": "int64_t",
+    "u1": "uint8_t", "u2": "uint16_t", "u4": "uint32_t", "u8": "uint64_t",
+    "f4": "float", "f8": "double",
+}
+# how each dtype is held in memory (NumPy's bool is one byte holding 0 or 1)
+STORAGE_TYPES = {**C_TYPES, "b": "uint8_t"}
+
+
+def dtype_key(dtype: np.dtype) -> str:
+    dtype = np.dtype(dtype)
+    return "b" if dtype.kind == "b" else f"{dtype.kind}{dtype.itemsize}"
+
+
+def supported_dtype(dtype: np.dtype) -> bool:
+    return dtype_key(dtype) in C_TYPES and np.dtype(dtype).isnative
+
+
+def c_type(dtype: np.dtype) -> str:
+    return C_TYPES[dtype_key(dtype)]
+
+
+def storage_type(dtype: np.dtype) -> str:
+    return STORAGE_TYPES[dtype_key(dtype)]
+
+
+def unsigned_of(dtype: np.dtype) -> str:
+    return f"uint{np.dtype(dtype).itemsize * 8}_t"
+
+
+def literal(value: object, dtype: np.dtype) -> str:
+    """An exact C literal: floats in hexadecimal (NaN payloads and signed zeros kept by bits)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return "true" if value else "false"
+    if dtype.kind == "f":
+        v = float(value)  # type: ignore[arg-type]
+        if dtype.itemsize == 8:
+            if math.isnan(v) or math.isinf(v):
+                bits = struct.unpack("<Q", struct.pack("<d", v))[0]
+                return f"dyn_f64_bits(0x{bits:016x}ULL)"
+            return f"{v.hex()}"
+        v32 = np.float32(v)
+        if np.isnan(v32) or np.isinf(v32):
+            bits = int(np.array(v32).view(np.uint32))
+            return f"dyn_f32_bits(0x{bits:08x}U)"
+        return f"{float(v32).hex()}f"
+    n = int(value)  # type: ignore[call-overload]
+    t = c_type(dtype)
+    if dtype.kind == "u":
+        return f"(({t}){n}ULL)"
+    if n == -(1 << 63):
+        return "INT64_MIN"
+    return f"(({t}){n}LL)"
+
+
+# An emitter takes the argument sources, the argument dtypes and the result dtype.
+Emitter = Callable[[Sequence[str], Sequence[np.dtype], np.dtype], str]
+
+
+def _wrapping(op: str) -> Emitter:
+    """Integer + - * wrap around as NumPy's do: computed in the unsigned type (signed overflow is UB in C)."""
+    def emit(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+        if out.kind == "b":
+            return f"({a[0]} {'|' if op == '+' else '&'} {a[1]})" if op in "+*" else f"({a[0]} ^ {a[1]})"
+        if out.kind == "f":
+            return f"({a[0]} {op} {a[1]})"
+        u = unsigned_of(out)
+        return f"(({c_type(out)})(({u}){a[0]} {op} ({u}){a[1]}))"
+    return emit
+
+
+def _negative(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    if out.kind == "f":
+        return f"(-{a[0]})"
+    return f"(({c_type(out)})(0 - ({unsigned_of(out)}){a[0]}))"
+
+
+def _absolute(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    if out.kind in "bu":
+        return a[0]
+    if out.kind == "f":
+        return f"{'fabsf' if out.itemsize == 4 else 'fabs'}({a[0]})"
+    return f"({a[0]} < 0 ? ({c_type(out)})(0 - ({unsigned_of(out)}){a[0]}) : {a[0]})"
+
+
+def _square(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    return _wrapping("*")([a[0], a[0]], [dt[0], dt[0]], out)
+
+
+def _sign(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    x, t = a[0], c_type(out)
+    if out.kind == "u":
+        return f"(({t})({x} != 0))"
+    if out.kind == "f":
+        # NumPy: 1, -1, +0 for either zero, and a NaN as it is
+        return f"(dyn_isgreater({x}, 0) ? ({t})1 : dyn_isless({x}, 0) ? ({t})-1 : {x} == 0 ? ({t})0 : {x})"
+    return f"(({t})(({x} > 0) - ({x} < 0)))"
+
+
+def _minmax(which: str) -> Emitter:
+    def emit(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+        x, y = a
+        if out.kind == "b":
+            return f"({x} {'|' if which == 'max' else '&'} {y})"
+        if out.kind == "f":
+            # NumPy: the first NaN wins; on a tie (0.0 and -0.0) the second operand
+            return f"dyn_{which}_{dtype_key(out)}({x}, {y})"
+        return f"({x} {'>' if which == 'max' else '<'} {y} ? {x} : {y})"
+    return emit
+
+
+def _floor_divide(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    return f"dyn_floordiv_{dtype_key(out)}({a[0]}, {a[1]}, &fpflags)"
+
+
+def _remainder(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    return f"dyn_mod_{dtype_key(out)}({a[0]}, {a[1]}, &fpflags)"
+
+
+def _shift(direction: str) -> Emitter:
+    def emit(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+        return f"dyn_{direction}_{dtype_key(out)}({a[0]}, {a[1]})"
+    return emit
+
+
+def _cast(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    src, x = dt[0], a[0]
+    if out.kind == "b":
+        return f"({x} != 0)"
+    if src.kind == "f" and out.kind in "iu":
+        return f"dyn_cast_{dtype_key(src)}_{dtype_key(out)}({x}, &fpflags)"
+    return f"(({c_type(out)}){x})"
+
+
+# NumPy compares a signed with an unsigned integer by value; C's conversions would make -1 huge
+_MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+_QUIET = {"<": "dyn_isless", "<=": "dyn_islessequal", ">": "dyn_isgreater", ">=": "dyn_isgreaterequal"}
+
+
+def _compare(op: str) -> Emitter:
+    def emit(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+        x, y = a
+        kinds = {dt[0].kind, dt[1].kind}
+        if kinds == {"i", "u"}:
+            rel = op
+            if dt[0].kind == "u":  # the signed operand first
+                x, y, rel = y, x, _MIRROR[op]
+            if rel in ("<", "<=", "!="):
+                return f"({x} < 0 || (uint64_t){x} {rel} (uint64_t){y})"
+            return f"({x} >= 0 && (uint64_t){x} {rel} (uint64_t){y})"
+        if "f" in kinds and op in _QUIET:
+            # quiet comparisons: NumPy's never raise the invalid flag on NaN
+            return f"{_QUIET[op]}({x}, {y})"
+        return f"({x} {op} {y})"
+    return emit
+
+
+def _logical(op: str) -> Emitter:
+    def emit(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+        x, y = (v if d.kind == "b" else f"({v} != 0)" for v, d in zip(a, dt))
+        return f"({x} {op} {y})"
+    return emit
+
+
+def _fmt(template: str) -> Emitter:
+    return lambda a, dt, out: template.format(*a)
+
+
+def _float_fn(name: str) -> Emitter:
+    """A correctly rounded C function (sqrt, floor, ceil, trunc, rint): identity for integers."""
+    def emit(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+        if out.kind != "f":
+            return a[0]
+        return f"{name}{'f' if out.itemsize == 4 else ''}({a[0]})"
+    return emit
+
+
+def _float_test(float_template: str, other: str) -> Emitter:
+    return lambda a, dt, out: float_template.format(a[0]) if dt[0].kind == "f" else other
+
+
+def _reciprocal(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    return f"(({c_type(out)})1 / {a[0]})"
+
+
+def _invert(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    return f"(!{a[0]})" if out.kind == "b" else f"(({c_type(out)})~{a[0]})"
+
+
+def _divide(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    return f"({a[0]} / {a[1]})"
+
+
+def _bitwise(op: str) -> Emitter:
+    return lambda a, dt, out: f"(({c_type(out)})({a[0]} {op} {a[1]}))"
+
+
+EMITTERS: dict[str, Emitter] = {
+    "add": _wrapping("+"),
+    "subtract": _wrapping("-"),
+    "multiply": _wrapping("*"),
+    "divide": _divide,
+    "floor_divide": _floor_divide,
+    "remainder": _remainder,
+    "negative": _negative,
+    "positive": _fmt("{0}"),
+    "absolute": _absolute,
+    "sign": _sign,
+    "square": _square,
+    "reciprocal": _reciprocal,
+    "sqrt": _float_fn("sqrt"),
+    "floor": _float_fn("floor"),
+    "ceil": _float_fn("ceil"),
+    "trunc": _float_fn("trunc"),
+    "rint": _float_fn("rint"),
+    "maximum": _minmax("max"),
+    "minimum": _minmax("min"),
+    "less": _compare("<"),
+    "less_equal": _compare("<="),
+    "greater": _compare(">"),
+    "greater_equal": _compare(">="),
+    "equal": _compare("=="),
+    "not_equal": _compare("!="),
+    "logical_and": _logical("&&"),
+    "logical_or": _logical("||"),
+    "logical_xor": _logical("!="),
+    "logical_not": _fmt("({0} == 0)"),
+    "bitwise_and": _bitwise("&"),
+    "bitwise_or": _bitwise("|"),
+    "bitwise_xor": _bitwise("^"),
+    "invert": _invert,
+    "left_shift": _shift("lshift"),
+    "right_shift": _shift("rshift"),
+    "isnan": _float_test("({0} != {0})", "false"),
+    "isinf": _float_test("(dyn_isinf({0}))", "false"),
+    "isfinite": _float_test("(dyn_isfinite({0}))", "true"),
+    "where": _fmt("({0} ? {1} : {2})"),
+    "cast": _cast,
+}
+
+SUPPORTED_OPS = frozenset(EMITTERS)
+
+
+def refuse_op(name: str, arg_dtypes: Sequence[np.dtype], out: np.dtype) -> str | None:
+    """Why this op is not lowered to C with these dtypes (None: it is, with NumPy's exact bits)."""
+    if name not in EMITTERS:
+        return f"no exact C code for {name}"
+    for d in (*arg_dtypes, out):
+        if not supported_dtype(d):
+            return f"dtype {np.dtype(d)} has no C kernel support"
+    kinds = {np.dtype(d).kind for d in arg_dtypes}
+    if name in ("floor_divide", "remainder") and out.kind not in "iu":
+        return f"float {name} (NumPy's divmod and its flags) is left to NumPy"
+    if name == "reciprocal" and out.kind != "f":
+        return "integer reciprocal is left to NumPy"
+    if name == "divide" and out.kind != "f":
+        return "integer true division is left to NumPy"
+    if name == "cast" and kinds == {"f"} and out.kind in "iu" and dtype_key(out) not in ("i4", "i8"):
+        # out-of-range conversions to narrow or unsigned types depend on NumPy's SIMD code
+        return f"cast from float to {np.dtype(out)} is left to NumPy"
+    return None
+
+
+# ---------------------------------------------------------------- C helpers
+
+def _int_helpers() -> str:
+    parts = []
+    for key, t in C_TYPES.items():
+        if key[0] not in "iu":
+            continue
+        bits = int(key[1:]) * 8
+        u = f"uint{bits}_t"
+        signed = key[0] == "i"
+        lo = f"(({t})(({u})1 << {bits - 1}))"
+        if signed:
+            parts.append(f"""
+static inline {t} dyn_floordiv_{key}({t} a, {t} b, int *fl) {{
+    if (b == 0) {{ *fl |= FE_DIVBYZERO; return 0; }}
+    if (b == -1 && a == {lo}) {{ *fl |= FE_OVERFLOW; return a; }}
+    {t} q = ({t})(a / b);
+    return ((a % b) != 0 && ((a < 0) != (b < 0))) ? ({t})(q - 1) : q;
+}}
+static inline {t} dyn_mod_{key}({t} a, {t} b, int *fl) {{
+    if (b == 0) {{ *fl |= FE_DIVBYZERO; return 0; }}
+    if (b == -1) return 0;
+    {t} r = ({t})(a % b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? ({t})(r + b) : r;
+}}
+static inline {t} dyn_rshift_{key}({t} a, {t} b) {{
+    return ({u})b < {bits} ? ({t})(a >> b) : (a < 0 ? ({t})-1 : ({t})0);
+}}""")
+        else:
+            parts.append(f"""
+static inline {t} dyn_floordiv_{key}({t} a, {t} b, int *fl) {{
+    if (b == 0) {{ *fl |= FE_DIVBYZERO; return 0; }}
+    return ({t})(a / b);
+}}
+static inline {t} dyn_mod_{key}({t} a, {t} b, int *fl) {{
+    if (b == 0) {{ *fl |= FE_DIVBYZERO; return 0; }}
+    return ({t})(a % b);
+}}
+static inline {t} dyn_rshift_{key}({t} a, {t} b) {{
+    return ({u})b < {bits} ? ({t})(a >> b) : ({t})0;
+}}""")
+        parts.append(f"""
+static inline {t} dyn_lshift_{key}({t} a, {t} b) {{
+    return ({u})b < {bits} ? ({t})(({u})a << b) : ({t})0;
+}}""")
+    return "".join(parts)
+
+
+def _float_helpers() -> str:
+    parts = []
+    for key, t in (("f4", "float"), ("f8", "double")):
+        parts.append(f"""
+static inline {t} dyn_max_{key}({t} a, {t} b) {{ return a != a ? a : (b != b ? b : (dyn_isgreater(a, b) ? a : b)); }}
+static inline {t} dyn_min_{key}({t} a, {t} b) {{ return a != a ? a : (b != b ? b : (dyn_isless(a, b) ? a : b)); }}""")
+        for target, lo, hi in (("i4", "-0x1p31", "0x1p31"), ("i8", "-0x1p63", "0x1p63")):
+            ct = C_TYPES[target]
+            bits = int(target[1:]) * 8
+            # x86's conversion: truncation in range; the "integer indefinite" value (and invalid) outside
+            parts.append(f"""
+static inline {ct} dyn_cast_{key}_{target}({t} x, int *fl) {{
+    if (dyn_isgreaterequal(x, {lo}) && dyn_isless(x, {hi})) return ({ct})x;
+    *fl |= FE_INVALID;
+    return ({ct})((uint{bits}_t)1 << {bits - 1});
+}}""")
+    return "".join(parts)
+
+
+PRELUDE = r"""/* generated by dynamo's C backend */
+#include <stdint.h>
+#include <stdbool.h>
+#include <string.h>
+#include <math.h>
+#include <fenv.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+typedef struct { char *data; const Py_ssize_t_ *shape; const Py_ssize_t_ *strides; } dyn_arg;
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define DYN_QUIET_COMPARES __attribute__((optimize("no-tree-vectorize")))
+#else
+#define DYN_QUIET_COMPARES
+#endif
+#define dyn_isless(a, b) __builtin_isless(a, b)
+#define dyn_islessequal(a, b) __builtin_islessequal(a, b)
+#define dyn_isgreater(a, b) __builtin_isgreater(a, b)
+#define dyn_isgreaterequal(a, b) __builtin_isgreaterequal(a, b)
+#define dyn_isinf(x) (__builtin_isinf(x) != 0)
+#define dyn_isfinite(x) (__builtin_isfinite(x) != 0)
+#define DYN_FLAGS (FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID)
+
+static inline double dyn_f64_bits(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
+static inline float dyn_f32_bits(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+static inline int64_t dyn_floordiv_idx(int64_t a, int64_t b) { int64_t q = a / b; return ((a % b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
+static inline int64_t dyn_mod_idx(int64_t a, int64_t b) { int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+static inline int64_t dyn_min_idx(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t dyn_max_idx(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* threads: set by the loader from dynamo.config (0: OpenMP's default) */
+int dyn_threads = 0;
+int64_t dyn_parallel_work = 65536;
+""".replace("Py_ssize_t_", "intptr_t") + _int_helpers() + _float_helpers() + "\n"

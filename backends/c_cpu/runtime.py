@@ -1,0 +1,236 @@
+"""Running a Program: a generated Python function that allocates temporaries, calls each compiled
+kernel through dynamo._C.call_native (no ctypes per call), runs NumPy steps between them, and turns
+floating-point flags a kernel raised into NumPy's warnings or errors under the caller's np.errstate.
+"""
+from __future__ import annotations
+
+import ctypes
+import linecache
+import sys
+import warnings
+from collections.abc import Callable
+from itertools import count
+from typing import Any
+
+import numpy as np
+import sympy
+
+from ..kernel_ir import HostStep, Kernel, Program, Ref
+from ..kernel_ir.values import is_symbolic
+from .codegen import KernelSource, SizeSource
+
+_filenames = count()
+
+# NumPy's order of checks (PyUFunc_handlefperr): divide, over, under, invalid
+FP_CATEGORIES = (("divide", "divide by zero", 1), ("over", "overflow", 2), ("under", "underflow", 4),
+                 ("invalid", "invalid value", 8))
+
+
+def call_native_function() -> Callable[..., int]:
+    """dynamo._C.call_native, imported without importing the frontend package's modules."""
+    module = sys.modules.get("dynamo._C")
+    if module is None:
+        import importlib
+        module = importlib.import_module("dynamo._C")
+    return module.call_native  # type: ignore[no-any-return]
+
+
+def report_fp(reports: list[tuple[str, int]], fe_bits: tuple[int, int, int, int], stacklevel: int) -> None:
+    """As NumPy does after each ufunc call: per (ufunc name, raised flags), per category in NumPy's
+    order, what np.errstate says: ignore, warn, raise, call, print or log."""
+    modes = np.geterr()
+    for name, flags in reports:
+        for (category, label, numpy_bit), bit in zip(FP_CATEGORIES, fe_bits):
+            if not flags & bit:
+                continue
+            mode = modes[category]
+            message = f"{label} encountered in {name}"
+            if mode == "ignore":
+                continue
+            if mode == "warn":
+                warnings.warn(message, RuntimeWarning, stacklevel=stacklevel)
+            elif mode == "raise":
+                raise FloatingPointError(message)
+            elif mode == "call":
+                np.geterrcall()(label, numpy_bit)  # type: ignore[misc]
+            elif mode == "print":
+                print(f"Warning: {message}", file=sys.stderr)
+            elif mode == "log":
+                np.geterrcall().write(f"Warning: {message}\n")  # type: ignore[union-attr]
+
+
+class _DynArg(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p)]
+
+
+class FlagReporter:
+    """What a kernel that raised flags tells the user: which of its ops raised them (from the checked
+    variant, rerun on the same arrays when the kernel reads nothing it writes), as NumPy would."""
+
+    def __init__(self, program: Program, kernels: list[KernelSource], checked: Callable[[], dict[str, Any]],
+                 fe_bits: tuple[int, int, int, int]) -> None:
+        self.program = program
+        self.kernels = kernels
+        self.checked = checked  # -> {kernel name: (ctypes function, op names)}, compiled on first use
+        self.fe_bits = fe_bits
+
+    def __call__(self, index: int, flags: int, arrays: tuple[Any, ...]) -> None:
+        ks = self.kernels[index]
+        kernel = self.program.kernels[index]
+        reports: list[tuple[str, int]]
+        if set(kernel.reads()) & set(kernel.writes()):
+            reports = self.attribute(ks.name, flags)
+        else:
+            fn, ops = self.checked()[ks.name + "_checked"]
+            opflags = (ctypes.c_int * max(len(ops), 1))()
+            held = [np.asarray(a) for a in arrays]
+            args = (_DynArg * len(held))(*[_DynArg(a.ctypes.data, ctypes.cast(a.ctypes.shape, ctypes.c_void_p).value,
+                                                   ctypes.cast(a.ctypes.strides, ctypes.c_void_p).value)
+                                           for a in held])
+            fn(args, opflags)
+            reports = []
+            for name, raised in zip(ops, opflags):
+                if raised:
+                    reports.append((name, raised))
+            if not reports:
+                reports = self.attribute(ks.name, flags)
+        report_fp(reports, self.fe_bits, stacklevel=4)
+
+    def attribute(self, name: str, flags: int) -> list[tuple[str, int]]:
+        """Without a rerun: each raised flag is reported for the kernel's first op that can raise it."""
+        fn_ops = self.checked()[name + "_checked"][1]
+        out: list[tuple[str, int]] = []
+        remaining = flags
+        for op in fn_ops:
+            if op in ("where", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal", "equal",
+                      "not_equal", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_xor",
+                      "logical_not", "positive", "absolute", "negative", "sign"):
+                continue
+            if remaining:
+                out.append((op, remaining))
+                remaining = 0
+        return out or [(fn_ops[0] if fn_ops else name, flags)]
+
+
+class RunnerWriter:
+    """The Python source of one Program's runner, and the globals it needs."""
+
+    def __init__(self, program: Program, kernels: list[KernelSource], sizes: dict[str, SizeSource]) -> None:
+        self.program = program
+        self.kernels = kernels
+        self.sizes = sizes
+        self.globals: dict[str, Any] = {}
+        self.lines: list[str] = []
+        self.count = 0
+
+    def constant(self, value: Any) -> str:
+        name = f"_c{self.count}"
+        self.count += 1
+        self.globals[name] = value
+        return name
+
+    def expr(self, x: Any) -> str:
+        """Source for an argument structure: Refs are the run's variables, the rest constants."""
+        if isinstance(x, Ref):
+            return f"v_{x.name}[()]" if x.scalar else f"v_{x.name}"
+        if isinstance(x, tuple) and type(x) is tuple:
+            return "(" + "".join(f"{self.expr(v)}, " for v in x) + ")"
+        if isinstance(x, list) and type(x) is list:
+            return "[" + ", ".join(self.expr(v) for v in x) + "]"
+        if isinstance(x, dict) and type(x) is dict:
+            return "{" + ", ".join(f"{self.constant(k)}: {self.expr(v)}" for k, v in x.items()) + "}"
+        if isinstance(x, slice) and any(isinstance(v, Ref) for v in (x.start, x.stop, x.step)):
+            return f"slice({self.expr(x.start)}, {self.expr(x.stop)}, {self.expr(x.step)})"
+        if x is None or isinstance(x, (bool, int)) and type(x) in (bool, int):
+            return repr(x)
+        return self.constant(x)
+
+    def shape_expr(self, shape: tuple[Any, ...]) -> str:
+        parts = []
+        for n in shape:
+            if is_symbolic(n):
+                symbols = sorted(n.free_symbols, key=lambda s: s.name)
+                fn = sympy.lambdify(symbols, n, modules="math")
+                parts.append(f"int({self.constant(fn)}({', '.join(f'size_{s.name}' for s in symbols)}))")
+            else:
+                parts.append(str(int(n)))
+        return "(" + "".join(f"{p}, " for p in parts) + ")"
+
+    def write(self, addresses: list[int]) -> str:
+        program = self.program
+        params = ", ".join(f"v_{name}" for name in program.placeholders)
+        body = self.lines
+        self.globals.update(_call=call_native_function(), _empty=np.empty, _asarray=np.asarray)
+        for name, value in program.constants.items():
+            if value is not None or name in program.buffers:
+                self.globals[f"v_{name}"] = value
+        for name, src in self.sizes.items():
+            body.append(f"size_{name} = v_{src.buffer}.shape[{src.dim}]")
+        allocated: set[str] = set()
+        kernel_index = 0
+        for step in program.steps:
+            if isinstance(step, Kernel):
+                ks = self.kernels[kernel_index]
+                for name in ks.written:
+                    buf = program.buffers[name]
+                    if buf.kind == "temp" and name not in allocated:
+                        allocated.add(name)
+                        body.append(f"v_{name} = _empty({self.shape_expr(buf.shape)}, {self.constant(buf.dtype)})")
+                args = []
+                for name in ks.args:
+                    buf = program.buffers[name]
+                    if buf.kind == "host" and name not in program.constants:
+                        args.append(f"_host(v_{name}, {self.constant((tuple(buf.shape), buf.dtype))})")
+                    else:
+                        args.append(f"v_{name}")
+                mask = sum(1 << i for i, name in enumerate(ks.args) if name in ks.written)
+                arglist = ", ".join(args)
+                body.append(f"_f = _call({addresses[kernel_index]}, {mask}, {arglist})")
+                body.append(f"if _f: _fp({kernel_index}, _f, ({arglist},))")
+                kernel_index += 1
+            else:
+                self.host_step(step)
+        body.append(f"return {self.expr(program.output)}")
+        self.globals["_host"] = host_array
+        return f"def run({params}):\n" + "".join(f"    {line}\n" for line in body)
+
+    def host_step(self, step: HostStep) -> None:
+        kind, target = step.call
+        args = [self.expr(a) for a in step.args]
+        kwargs = [f"{k}={self.expr(v)}" for k, v in step.kwargs.items()]
+        if kind == "method":
+            call = f"{args[0]}.{target}({', '.join(args[1:] + kwargs)})"
+        else:
+            call = f"{self.constant(target)}({', '.join(args + kwargs)})"
+        if step.result is not None:
+            self.lines.append(f"v_{step.result} = {call}  # {step.node}: {step.reason}")
+        else:
+            self.lines.append(f"{call}  # {step.node}: {step.reason}")
+
+
+class HostValueMismatch(RuntimeError):
+    """A NumPy step returned a value whose shape or dtype differs from what the kernels were made for."""
+
+
+def host_array(value: Any, expected: tuple[tuple[int, ...], np.dtype]) -> np.ndarray:
+    """A NumPy step's result as a kernel argument: an array of the shape and dtype kernels read."""
+    array = np.asarray(value)
+    shape, dtype = expected
+    if array.dtype != dtype or (array.shape != shape and not any(is_symbolic(n) for n in shape)):
+        raise HostValueMismatch(f"a NumPy step returned {array.dtype}{list(array.shape)}, kernels read "
+                                f"{dtype}{list(shape)}")
+    return array
+
+
+def make_runner(program: Program, kernels: list[KernelSource], sizes: dict[str, SizeSource],
+                addresses: list[int], reporter: FlagReporter) -> Any:
+    writer = RunnerWriter(program, kernels, sizes)
+    src = writer.write(addresses)
+    filename = f"<c-backend-{next(_filenames)}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
+    namespace = dict(writer.globals)
+    namespace["_fp"] = reporter
+    exec(compile(src, filename, "exec"), namespace)
+    run = namespace["run"]
+    run.python_source = src
+    return run
