@@ -1,7 +1,7 @@
 """The benchmark suite: every workload in benchmarks/workloads/, timed against plain NumPy side by side.
 
 Run: python3 benchmarks/run.py [--quick] [--only NAME ...] [--no-peers]   (sets up .venv/ on first use)
-Prints one row per workload: plain NumPy time, each backend's speedup over it (eager, numpy, and
+Prints one row per workload: plain NumPy time, each backend's speedup over it (eager, numpy, c, and
 numexpr / Numba where importable), the numpy backend's compile time and graph count, and the share
 of the machine's copy bandwidth the numpy backend reaches. Writes the same to benchmarks/results/.
 """
@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / ".ci"))
 from bootstrap import ensure_venv  # noqa: E402
 
-BACKENDS = ("eager", "numpy")
+BACKENDS = ("eager", "numpy", "c")
 PEERS = ("numexpr", "numba")
 
 
@@ -136,7 +136,11 @@ def run_workload(workload, quick: bool, use_peers: bool, budget: float, dynamic:
         timed[name] = TimedBackend(name)
         compiled = dynamo.compile(workload.fn, backend=timed[name])
         start = time.perf_counter()
-        result = compiled(*args)
+        try:
+            result = compiled(*args)
+        except dynamo.BackendCompilerFailed as error:  # backend "c" without a C compiler
+            row["notes"].append(f"{name}: {str(error).splitlines()[0][:120]}")
+            continue
         row["first_call_s"][name] = time.perf_counter() - start
         row["ok"][name] = same_result(result, expected, exact=True)
         candidates[name] = (lambda c: lambda: c(*args))(compiled)
@@ -169,6 +173,7 @@ def run_workload(workload, quick: bool, use_peers: bool, budget: float, dynamic:
     row["speedup"] = median_ratios(samples, "plain")
     row["graphs"] = len(timed["numpy"].seconds)
     row["compile_ms"] = max(timed["numpy"].seconds, default=0.0) * 1e3
+    row["compile_ms_c"] = max(timed["c"].seconds, default=0.0) * 1e3
     row["traffic_bytes"] = workload.traffic(args)
     return row
 

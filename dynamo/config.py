@@ -124,7 +124,8 @@ c_compiler: str | None = os.environ.get("CC") or None
 c_native: bool = os.environ.get("DYNAMO_C_NATIVE", "1") != "0"
 
 # backend="c": OpenMP threads across a kernel's outermost axis when the compiler has -fopenmp and a
-# kernel has at least c_parallel_work element-steps; c_threads=0 lets OpenMP choose (one per core).
+# kernel has at least c_parallel_work element-steps; c_threads=0: one per core, and one in all while
+# the machine's load average is above its core count (OpenMP's barriers would wait on descheduled threads).
 c_openmp: bool = os.environ.get("DYNAMO_C_OPENMP", "1") != "0"
 c_threads: int = int(os.environ.get("DYNAMO_C_THREADS", "0") or 0)
-c_parallel_work: int = 1 << 16
+c_parallel_work: int = 1 << 17

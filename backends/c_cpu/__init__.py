@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -63,6 +64,10 @@ class Module:
     def configure(self) -> None:
         ctypes.c_int.in_dll(self.lib, "dyn_threads").value = int(settings.get("c_threads"))
         ctypes.c_int64.in_dll(self.lib, "dyn_parallel_work").value = int(settings.get("c_parallel_work"))
+        # a core above the machine's count: our own threads count in the load average too
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        busy = float(cores + 1) if int(settings.get("c_threads")) == 0 else 1e9
+        ctypes.c_double.in_dll(self.lib, "dyn_busy_load").value = busy
 
 
 class CBackend:
@@ -83,19 +88,19 @@ class CBackend:
             program = self.kernels(graph_module, example_inputs)
             sizes = size_sources(program)
             sources = [KernelWriter(k, program.buffers, sizes).write() for k in program.kernels]
+            src = module_source(sources)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("[c_src]\n%s", src)
+            module, compiled = self.load(src, tc)
+            addresses = [module.address(s.name) for s in sources]
+            checked = self.checked_variants(program, sizes, tc)
+            reporter = FlagReporter(program, sources, checked, module.fe_bits)  # type: ignore[arg-type]
+            run = make_runner(program, sources, sizes, addresses, reporter, self)
         except (NotImplementedError, TypeError, ValueError) as why:
             if not has_symbolic_sizes(graph_module):
                 raise
             log.info("c backend: kernels made for these sizes, not every size: %s", why)
             return self(specialize(graph_module, example_inputs), example_inputs)
-        src = module_source(sources)
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug("[c_src]\n%s", src)
-        module, compiled = self.load(src, tc)
-        addresses = [module.address(s.name) for s in sources]
-        checked = self.checked_variants(program, sizes, tc)
-        reporter = FlagReporter(program, sources, checked, module.fe_bits)  # type: ignore[arg-type]
-        run = make_runner(program, sources, sizes, addresses, reporter)
         run.program = program
         run.c_source = src
         run.module = module

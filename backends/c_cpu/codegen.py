@@ -402,7 +402,7 @@ class KernelWriter:
             lines += [
                 "#ifdef _OPENMP",
                 f"    const int64_t n0 = {n0};",
-                f"    if (dyn_threads != 1 && n0 > 1 && ({work}) >= dyn_parallel_work) {{",
+                f"    if (dyn_threads != 1 && n0 > 1 && ({work}) >= dyn_parallel_work && !dyn_machine_busy()) {{",
                 "        int nt = dyn_threads > 0 ? dyn_threads : omp_get_max_threads();",
                 "        if (nt > n0) nt = (int)n0;",
                 "        #pragma omp parallel num_threads(nt) reduction(|:fl)",

@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 import sympy
 
+from ...fx_ir import ForLoop
 from ..kernel_ir import HostStep, Kernel, Program, Ref
 from ..kernel_ir.values import is_symbolic
 from .codegen import KernelSource, SizeSource
+from .loops import compiled_loop
 
 _filenames = count()
 
@@ -35,14 +37,22 @@ def call_native_function() -> Callable[..., int]:
     return module.call_native  # type: ignore[no-any-return]
 
 
-def report_fp(reports: list[tuple[str, int]], fe_bits: tuple[int, int, int, int], stacklevel: int) -> None:
+def report_fp(reports: list[tuple[str, int]], fe_bits: tuple[int, int, int, int], stacklevel: int,
+              seen: dict[tuple[str, str], int]) -> None:
     """As NumPy does after each ufunc call: per (ufunc name, raised flags), per category in NumPy's
-    order, what np.errstate says: ignore, warn, raise, call, print or log."""
+    order, what np.errstate says: ignore, warn, raise, call, print or log. `seen` counts what earlier
+    kernels of this run reported: a value two kernels compute (each inlines it) is reported once."""
     modes = np.geterr()
+    here: dict[tuple[str, str], int] = {}
     for name, flags in reports:
         for (category, label, numpy_bit), bit in zip(FP_CATEGORIES, fe_bits):
             if not flags & bit:
                 continue
+            key = (name, category)
+            here[key] = here.get(key, 0) + 1
+            if here[key] <= seen.get(key, 0):
+                continue
+            seen[key] = here[key]
             mode = modes[category]
             message = f"{label} encountered in {name}"
             if mode == "ignore":
@@ -74,7 +84,13 @@ class FlagReporter:
         self.checked = checked  # -> {kernel name: (ctypes function, op names)}, compiled on first use
         self.fe_bits = fe_bits
 
-    def __call__(self, index: int, flags: int, arrays: tuple[Any, ...]) -> None:
+    def __call__(self, index: int, flags: int, arrays: tuple[Any, ...],
+                 seen: dict[tuple[str, str], int] | None) -> dict[tuple[str, str], int]:
+        seen = {} if seen is None else seen
+        modes = np.geterr()
+        if all(modes[category] == "ignore" for (category, _, _), bit in zip(FP_CATEGORIES, self.fe_bits)
+               if flags & bit):
+            return seen  # nothing to say (underflow, NumPy's default 'ignore', or the caller's errstate)
         ks = self.kernels[index]
         kernel = self.program.kernels[index]
         reports: list[tuple[str, int]]
@@ -94,7 +110,8 @@ class FlagReporter:
                     reports.append((name, raised))
             if not reports:
                 reports = self.attribute(ks.name, flags)
-        report_fp(reports, self.fe_bits, stacklevel=4)
+        report_fp(reports, self.fe_bits, stacklevel=4, seen=seen)
+        return seen
 
     def attribute(self, name: str, flags: int) -> list[tuple[str, int]]:
         """Without a rerun: each raised flag is reported for the kernel's first op that can raise it."""
@@ -115,7 +132,9 @@ class FlagReporter:
 class RunnerWriter:
     """The Python source of one Program's runner, and the globals it needs."""
 
-    def __init__(self, program: Program, kernels: list[KernelSource], sizes: dict[str, SizeSource]) -> None:
+    def __init__(self, program: Program, kernels: list[KernelSource], sizes: dict[str, SizeSource],
+                 compile_graph: Callable[..., Any] | None = None) -> None:
+        self.compile_graph = compile_graph  # compiles loop bodies
         self.program = program
         self.kernels = kernels
         self.sizes = sizes
@@ -143,29 +162,39 @@ class RunnerWriter:
             return f"slice({self.expr(x.start)}, {self.expr(x.stop)}, {self.expr(x.step)})"
         if x is None or isinstance(x, (bool, int)) and type(x) in (bool, int):
             return repr(x)
+        if isinstance(x, sympy.Basic):
+            return self.size_expr(x)  # a size known at run time (a symbolic shape's entry)
         return self.constant(x)
 
+    def size_expr(self, n: sympy.Basic) -> str:
+        """Python computing a size expression from the sizes bound at the top of the run."""
+        if n.is_number:
+            return repr(int(n))
+        symbols = sorted(n.free_symbols, key=lambda s: s.name)
+        missing = [s.name for s in symbols if s.name not in self.sizes]
+        if missing:
+            raise NotImplementedError(f"sizes {missing} are not dimensions of an input")
+        fn = sympy.lambdify(symbols, n, modules="math")
+        return f"int({self.constant(fn)}({', '.join(f'size_{s.name}' for s in symbols)}))"
+
     def shape_expr(self, shape: tuple[Any, ...]) -> str:
-        parts = []
-        for n in shape:
-            if is_symbolic(n):
-                symbols = sorted(n.free_symbols, key=lambda s: s.name)
-                fn = sympy.lambdify(symbols, n, modules="math")
-                parts.append(f"int({self.constant(fn)}({', '.join(f'size_{s.name}' for s in symbols)}))")
-            else:
-                parts.append(str(int(n)))
+        parts = [self.size_expr(n) if is_symbolic(n) else str(int(n)) for n in shape]
         return "(" + "".join(f"{p}, " for p in parts) + ")"
 
     def write(self, addresses: list[int]) -> str:
         program = self.program
         params = ", ".join(f"v_{name}" for name in program.placeholders)
         body = self.lines
+        if program.kernels:
+            body.append("_seen = None  # floating-point flags reported by this run's kernels")
         self.globals.update(_call=call_native_function(), _empty=np.empty, _asarray=np.asarray)
-        for name, value in program.constants.items():
-            if value is not None or name in program.buffers:
-                self.globals[f"v_{name}"] = value
         for name, src in self.sizes.items():
             body.append(f"size_{name} = v_{src.buffer}.shape[{src.dim}]")
+        for name, value in program.constants.items():
+            if _holds_symbols(value):  # computed from this call's sizes
+                body.append(f"v_{name} = {self.expr(value)}")
+            elif value is not None or name in program.buffers:
+                self.globals[f"v_{name}"] = value
         allocated: set[str] = set()
         kernel_index = 0
         for step in program.steps:
@@ -186,7 +215,7 @@ class RunnerWriter:
                 mask = sum(1 << i for i, name in enumerate(ks.args) if name in ks.written)
                 arglist = ", ".join(args)
                 body.append(f"_f = _call({addresses[kernel_index]}, {mask}, {arglist})")
-                body.append(f"if _f: _fp({kernel_index}, _f, ({arglist},))")
+                body.append(f"if _f: _seen = _fp({kernel_index}, _f, ({arglist},), _seen)")
                 kernel_index += 1
             else:
                 self.host_step(step)
@@ -196,6 +225,8 @@ class RunnerWriter:
 
     def host_step(self, step: HostStep) -> None:
         kind, target = step.call
+        if isinstance(target, ForLoop) and self.compile_graph is not None:
+            target = compiled_loop(target, self.compile_graph)
         args = [self.expr(a) for a in step.args]
         kwargs = [f"{k}={self.expr(v)}" for k, v in step.kwargs.items()]
         if kind == "method":
@@ -206,6 +237,14 @@ class RunnerWriter:
             self.lines.append(f"v_{step.result} = {call}  # {step.node}: {step.reason}")
         else:
             self.lines.append(f"{call}  # {step.node}: {step.reason}")
+
+
+def _holds_symbols(value: Any) -> bool:
+    if isinstance(value, sympy.Basic):
+        return True
+    if type(value) in (tuple, list):
+        return any(_holds_symbols(v) for v in value)
+    return False
 
 
 class HostValueMismatch(RuntimeError):
@@ -223,8 +262,8 @@ def host_array(value: Any, expected: tuple[tuple[int, ...], np.dtype]) -> np.nda
 
 
 def make_runner(program: Program, kernels: list[KernelSource], sizes: dict[str, SizeSource],
-                addresses: list[int], reporter: FlagReporter) -> Any:
-    writer = RunnerWriter(program, kernels, sizes)
+                addresses: list[int], reporter: FlagReporter, compile_graph: Callable[..., Any] | None = None) -> Any:
+    writer = RunnerWriter(program, kernels, sizes, compile_graph)
     src = writer.write(addresses)
     filename = f"<c-backend-{next(_filenames)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)

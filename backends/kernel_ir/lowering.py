@@ -197,8 +197,12 @@ class Lowerer:
         except (Unsupported, NotImplementedError, ValueError, TypeError, IndexError, OverflowError) as exc:
             self.fallback(node, str(exc) or type(exc).__name__)
             return
-        if self.check is not None and isinstance(value, TensorValue):
-            reason = self.refused(value)
+        if self.check is not None:
+            # the result, and every value a mutation rebound (setitem returns None)
+            made = [value] if isinstance(value, TensorValue) else []
+            if saved is not None:
+                made += [v for k, v in self.env.items() if isinstance(v, TensorValue) and saved[0].get(k) is not v]
+            reason = next((r for r in map(self.refused, made) if r is not None), None)
             if reason is not None:
                 if saved is not None:
                     self.env, self.root, self.writeback = saved
@@ -457,6 +461,13 @@ class Lowerer:
         self.current = node
         out_nodes = list(dict.fromkeys(n for n in node.all_input_nodes))
         refs: dict[Node, Any] = {}
+        if self.check is not None:
+            # work nobody reads still runs, as in NumPy: its floating-point warnings are the program's
+            for n in self.graph.nodes:
+                value = self.env.get(n)
+                if not n.users and n.op != "placeholder" and isinstance(value, TensorValue) \
+                        and value.buffer is None and "view_of" not in value.notes and n not in self.root:
+                    self.realize(n)
         late: list[Node] = []
         for n in out_nodes:
             root = self.root.get(n, n)

@@ -311,3 +311,26 @@ def test_dump_of_the_c_source(tmp_path):
                           env={**os.environ, "DYNAMO_LOGS": "output_code", "DYNAMO_CACHE_DIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     assert "[c_src]" in done.stderr and "int kernel0(const dyn_arg *a)" in done.stderr
+
+
+def test_loop_node_runs_its_body_compiled():
+    import operator
+
+    from dynamo.fx_ir import ForLoop, Graph, GraphModule, ShapeProp
+
+    body = Graph()
+    i, acc, table = body.placeholder("i"), body.placeholder("acc"), body.placeholder("table")
+    row = body.call_function(operator.getitem, (table, i))
+    body.output((body.call_function(operator.add, (acc, body.call_function(operator.mul, (row, 2.0)))),))
+    g = Graph()
+    start, rows = g.placeholder("start"), g.placeholder("rows")
+    loop = g.call_module("loop_0", (0, 5, 1, start, rows))
+    g.output((g.call_function(operator.getitem, (loop, 0)),))
+    gm = GraphModule({"loop_0": ForLoop(GraphModule({}, body), num_carried=1)}, g)
+    x0, table_ = np.zeros(4), np.arange(20.0).reshape(5, 4)
+    ShapeProp(gm).propagate(x0, table_)
+    compiled = lookup_backend("c")(gm, [x0, table_])
+    same(compiled(x0, table_), gm.forward(x0, table_))
+    (loop,) = [v for v in compiled.__globals__.values() if isinstance(v, ForLoop)]
+    assert len(loop.run_body.programs) == 1  # the body compiled once (one layout), run five times
+    assert loop.run_body.programs[next(iter(loop.run_body.programs))].kernel_count == 1
