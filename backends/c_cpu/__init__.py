@@ -81,7 +81,7 @@ class CBackend:
     def __call__(self, graph_module: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
         library = device_library(graph_module, example_inputs)
         if library is not None:
-            return EagerOnDevice(graph_module, library)  # type: ignore[no-any-return]
+            return EagerOnDevice(graph_module, library)
         start = time.perf_counter()
         tc = toolchain(diskcache.cache_root())  # raises CCompilerUnavailable first: nothing else to do
         try:
@@ -94,7 +94,7 @@ class CBackend:
             module, compiled = self.load(src, tc)
             addresses = [module.address(s.name) for s in sources]
             checked = self.checked_variants(program, sizes, tc)
-            reporter = FlagReporter(program, sources, checked, module.fe_bits)  # type: ignore[arg-type]
+            reporter = FlagReporter(program, sources, checked, module.fe_bits)
             run = make_runner(program, sources, sizes, addresses, reporter, self)
         except (NotImplementedError, TypeError, ValueError) as why:
             if not has_symbolic_sizes(graph_module):

@@ -323,7 +323,6 @@ class KernelWriter:
 
     def rows_function(self, name: str, unit: list[str]) -> list[str]:
         """The loops over rows [lo, hi) of the outermost axis; strides named in `unit` are 1."""
-        k = self.k
         self.names, self.count = {}, 0
         saved = dict(self.index.name_of)
         for stride in unit:
@@ -391,7 +390,7 @@ class KernelWriter:
         parallel = bool(self.xs) and all(self.xs[0] in s.index.free_symbols for s in self.k.stores)
         if self.checked:
             return ["", f"int {name}(const dyn_arg *a, int *opflags) {{", *pro,
-                    f"    int fl = 0; feclearexcept(FE_ALL_EXCEPT);",
+                    "    int fl = 0; feclearexcept(FE_ALL_EXCEPT);",
                     f"    if ({' || '.join(f'({e}) == 0' for e in extents) or '0'}) return 0;",
                     f"    {name}_rows(a, 0, {n0}, &fl, opflags);",
                     "    return (fl | fetestexcept(DYN_FLAGS)) & DYN_FLAGS;", "}"]

@@ -371,7 +371,10 @@ typedef struct { char *data; const Py_ssize_t_ *shape; const Py_ssize_t_ *stride
 
 static inline double dyn_f64_bits(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
 static inline float dyn_f32_bits(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
-static inline int64_t dyn_floordiv_idx(int64_t a, int64_t b) { int64_t q = a / b; return ((a % b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
+static inline int64_t dyn_floordiv_idx(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return ((a % b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
 static inline int64_t dyn_mod_idx(int64_t a, int64_t b) { int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 static inline int64_t dyn_min_idx(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t dyn_max_idx(int64_t a, int64_t b) { return a > b ? a : b; }

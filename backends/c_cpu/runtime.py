@@ -34,7 +34,7 @@ def call_native_function() -> Callable[..., int]:
     if module is None:
         import importlib
         module = importlib.import_module("dynamo._C")
-    return module.call_native  # type: ignore[no-any-return]
+    return module.call_native
 
 
 def report_fp(reports: list[tuple[str, int]], fe_bits: tuple[int, int, int, int], stacklevel: int,
@@ -42,7 +42,7 @@ def report_fp(reports: list[tuple[str, int]], fe_bits: tuple[int, int, int, int]
     """As NumPy does after each ufunc call: per (ufunc name, raised flags), per category in NumPy's
     order, what np.errstate says: ignore, warn, raise, call, print or log. `seen` counts what earlier
     kernels of this run reported: a value two kernels compute (each inlines it) is reported once."""
-    modes = np.geterr()
+    modes: dict[str, object] = dict(np.geterr())
     here: dict[tuple[str, str], int] = {}
     for name, flags in reports:
         for (category, label, numpy_bit), bit in zip(FP_CATEGORIES, fe_bits):
@@ -62,9 +62,9 @@ def report_fp(reports: list[tuple[str, int]], fe_bits: tuple[int, int, int, int]
             elif mode == "raise":
                 raise FloatingPointError(message)
             elif mode == "call":
-                np.geterrcall()(label, numpy_bit)  # type: ignore[misc]
+                np.geterrcall()(label, numpy_bit)  # type: ignore[operator,misc]
             elif mode == "print":
-                print(f"Warning: {message}", file=sys.stderr)
+                sys.stderr.write(f"Warning: {message}\n")
             elif mode == "log":
                 np.geterrcall().write(f"Warning: {message}\n")  # type: ignore[union-attr]
 
@@ -87,7 +87,7 @@ class FlagReporter:
     def __call__(self, index: int, flags: int, arrays: tuple[Any, ...],
                  seen: dict[tuple[str, str], int] | None) -> dict[tuple[str, str], int]:
         seen = {} if seen is None else seen
-        modes = np.geterr()
+        modes: dict[str, object] = dict(np.geterr())
         if all(modes[category] == "ignore" for (category, _, _), bit in zip(FP_CATEGORIES, self.fe_bits)
                if flags & bit):
             return seen  # nothing to say (underflow, NumPy's default 'ignore', or the caller's errstate)
