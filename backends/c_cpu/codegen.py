@@ -357,7 +357,11 @@ class KernelWriter:
     def write(self) -> KernelSource:
         k = self.k
         name = k.name + ("_checked" if self.checked else "")
-        head = [f"/* {line} */" for line in k.describe().replace("*/", "* /").splitlines()]
+        try:
+            described = k.describe()
+        except RecursionError:  # a very deep expression (a long unrolled chain): the axes only
+            described = k.describe_axes() if hasattr(k, "describe_axes") else f"kernel {k.name}"
+        head = [f"/* {line[:2000]} */" for line in described.replace("*/", "* /").splitlines()]
         unit = [] if self.checked else self.inner_strides()
         rows = self.rows_function(f"{name}_rows", [])
         ops = list(self.ops)

@@ -27,6 +27,7 @@ log = logging.getLogger("dynamo.output_code")
 
 KERNEL_DTYPE_KINDS = "biuf"
 MAX_RESTARTS = 64
+MAX_CHAIN = 200  # lazy values nested deeper than this are stored (evaluating one recurses per level)
 
 
 class Unsupported(Exception):
@@ -192,6 +193,13 @@ class Lowerer:
         # a mutation's rule rebinds the mutated value: undone if the target refuses the result
         saved = (dict(self.env), dict(self.root), dict(self.writeback)) \
             if self.check is not None and node.is_impure() else None
+        meta = node_meta(node)
+        row = registry_row(node)
+        if self.check is not None and meta is not None and meta.scalar and row is not None \
+                and row.kind == OpKind.ELEMENTWISE:
+            # NumPy scalar math has its own loops and warnings ("... encountered in scalar divide")
+            self.fallback(node, "NumPy scalar arithmetic")
+            return
         try:
             value = self.lower_call(node)
         except (Unsupported, NotImplementedError, ValueError, TypeError, IndexError, OverflowError) as exc:
@@ -211,6 +219,16 @@ class Lowerer:
         self.env[node] = value
         if node.name in self.forced and isinstance(value, TensorValue):
             self.realize(node)
+        elif isinstance(value, TensorValue) and value.buffer is None and self.chain_depth(node, value) > MAX_CHAIN:
+            self.realize(node)  # values are evaluated by recursion: a long chain is stored part-way
+
+    def chain_depth(self, node: Node, value: TensorValue) -> int:
+        """How many lazy values deep `value` is (stored values count 0): kept in its notes."""
+        inputs = [self.env.get(self.root.get(n, n)) for n in node.all_input_nodes]
+        depth = 1 + max((v.notes.get("depth", 0) for v in inputs if isinstance(v, TensorValue) and v.buffer is None),
+                        default=0)
+        value.notes["depth"] = depth
+        return depth
 
     def lower_call(self, node: Node) -> Any:
         meta = node.meta.get("val")
@@ -311,8 +329,8 @@ class Lowerer:
     def fallback(self, node: Node, reason: str) -> None:
         self.fallbacks.append((node.name, reason))
         log.debug("[kernels] %s runs as NumPy code: %s", node.name, reason)
-        args = map_arg(node.args, self.host_ref)
-        kwargs = map_arg(node.kwargs, self.host_ref)
+        args = map_arg(node.args, self.host_argument)
+        kwargs = map_arg(node.kwargs, self.host_argument)
         mutated = self.mutated_buffers(node)
         if mutated:
             self.realize_readers(mutated, node)
@@ -333,7 +351,9 @@ class Lowerer:
         if mutated:
             self.refresh_views(mutated, node)
         target = node.args[0] if node.args else None
-        if node.target in INPLACE_OPERATORS and isinstance(target, Node) and target in self.env:
+        target_meta = node_meta(target) if isinstance(target, Node) else None
+        if node.target in INPLACE_OPERATORS and isinstance(target, Node) and target in self.env \
+                and not (target_meta is not None and target_meta.scalar):  # a scalar's `/=` makes a new one
             # `a *= 2` run by NumPy returns `a` itself: later ops on the result act on a's memory
             # (the same root as a kernel-lowered in-place operator, so a later write lands there too)
             self.root[node] = self.root.get(target, target)
@@ -352,6 +372,15 @@ class Lowerer:
                 self.current = node
                 self.env[node] = self.lower_call(node)
         self.current = saved
+
+    def host_argument(self, node: Node) -> Ref:
+        """A NumPy step's argument: a NumPy scalar where the program has one (NumPy's scalar math
+        differs from its 0-d array math: its warnings name "scalar divide")."""
+        ref = self.host_ref(node)
+        meta = node_meta(node)
+        if meta is not None and meta.scalar and isinstance(ref, Ref) and not ref.scalar:
+            return Ref(ref.name, scalar=True)
+        return ref
 
     def host_ref(self, node: Node) -> Ref:
         """The node's value on the host: its buffer, a host value, or a NumPy view of a buffer."""

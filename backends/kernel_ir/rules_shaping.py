@@ -35,6 +35,9 @@ def _view(node: Node, value: TensorValue) -> TensorValue:
     """Mark `value` as a view of the node's first argument (NumPy would share memory)."""
     base = node.args[0] if node.args else None
     if isinstance(base, Node):
+        # a view that changes nothing (broadcast_to to its own shape) is its base's value: a new one,
+        # so that the mark does not make the base a view of itself
+        value = TensorValue(value.shape, value.dtype, value.fn, value.buffer, dict(value.notes))
         value.notes["view_of"] = base
     return value
 

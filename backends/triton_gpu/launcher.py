@@ -195,7 +195,9 @@ class Launcher:
 
     def run_host(self, step: HostStep, on_host: Callable[[str], Any], host: dict[str, Any]) -> None:
         def value(x: Any) -> Any:
-            return on_host(x.name) if isinstance(x, Ref) else x
+            if isinstance(x, Ref):
+                return on_host(x.name)[()] if x.scalar else on_host(x.name)
+            return x
         args = map_aggregate(step.args, value)
         kwargs = map_aggregate(step.kwargs, value)
         kind, target = step.call
