@@ -3,6 +3,7 @@
 Usage: python3 .ci/lint.py [ruff|mypy]   (both when neither is named; extra arguments go to the tool)
 Exit status 0 only when every tool run passed. Configuration: [tool.ruff] and [tool.mypy] in pyproject.toml.
 """
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ INSTALLED_AS = {"fx_ir": "dynamo.fx_ir", "backends": "dynamo.backends"}
 
 
 def run_ruff(extra: list[str]) -> int:
-    return subprocess.call([sys.executable, "-m", "ruff", "check", *extra, *CHECKED], cwd=ROOT)
+    return subprocess.call([sys.executable, "-m", "ruff", "check", *extra, *CHECKED])
 
 
 def installed_name(module: str) -> str:
@@ -58,6 +59,7 @@ def run_mypy(extra: list[str]) -> int:
 
 if __name__ == "__main__":
     ensure_venv(("test",))
+    os.chdir(ROOT)  # the checked folders and mypy's cache are relative to the repository root
     args = sys.argv[1:]
     tools = {"ruff": run_ruff, "mypy": run_mypy}
     chosen = [a for a in args if a in tools] or list(tools)

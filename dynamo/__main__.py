@@ -10,6 +10,7 @@ import builtins
 import os
 import sys
 import types
+from typing import Any
 
 from . import api
 from .exc import InvalidBackend
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     return status
 
 
-def _everything_compiled(main_callback: object) -> types.SimpleNamespace:
+def _everything_compiled(main_callback: Any) -> types.SimpleNamespace:
     """What every callback compiled, `enable()`'s first: the program's own `@dynamo.compile`
     functions have callbacks of their own, and the report covers them too."""
     callbacks = [main_callback, *(c for c in api._callbacks.values() if c is not main_callback)]

@@ -19,7 +19,7 @@ _DESCR = 7 * _WORD
 
 def _layout_holds() -> bool:
     """Read the fields of a few arrays through the offsets and compare with the Python API."""
-    samples = [np.zeros((3, 4, 5), np.float32), np.arange(7), np.ones(()), np.zeros((2, 0)), np.ones((4, 6))[::2, 1:]]
+    samples: list[np.ndarray] = [np.zeros((3, 4, 5), np.float32), np.arange(7), np.ones(()), np.zeros((2, 0)), np.ones((4, 6))[::2, 1:]]
     for array in samples:
         address = id(array)
         if ctypes.c_int.from_address(address + _ND).value != array.ndim:
@@ -28,7 +28,7 @@ def _layout_holds() -> bool:
             return False
         for offset, expected in ((_DIMENSIONS, array.shape), (_STRIDES, array.strides)):
             pointer = ctypes.c_void_p.from_address(address + offset).value
-            if array.ndim and tuple((ctypes.c_ssize_t * array.ndim).from_address(pointer)) != expected:
+            if array.ndim and (pointer is None or tuple((ctypes.c_ssize_t * array.ndim).from_address(pointer)) != expected):
                 return False
     return np.ndarray.__basicsize__ >= _DESCR + _WORD
 

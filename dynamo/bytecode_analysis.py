@@ -299,7 +299,7 @@ def side_by_side(original: types.CodeType, transformed: types.CodeType, width: i
         out = []
         for inst in dis.get_instructions(code):
             arg = "" if inst.arg is None else f" {inst.argrepr or inst.arg}"
-            line = f"{inst.positions.lineno or '':>4} " if inst.starts_line else "     "
+            line = f"{inst.positions and inst.positions.lineno or '':>4} " if inst.starts_line else "     "
             out.append(f"{line}{inst.opname}{arg}"[:width])
         return out
 

@@ -304,7 +304,8 @@ def _warned_already() -> Any:
 
     if errors_raise():
         return contextlib.nullcontext()
-    return np.errstate(**{kind: "ignore" if mode == "warn" else mode for kind, mode in np.geterr().items()})
+    modes: dict[str, Any] = {kind: "ignore" if mode == "warn" else mode for kind, mode in np.geterr().items()}
+    return np.errstate(**modes)
 
 
 def graph_call(code: types.CodeType, compiled: "CompiledGraph", lineno: int) -> list[Instr]:

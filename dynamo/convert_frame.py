@@ -87,6 +87,7 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
                 loops.rejected[rejected.key] = rejected.rejected
             continue
         except BreakHere:
+            assert reason is not None  # the translator stops at a break only when given one (break_at)
             reason = explain_break(tx, reason)
             try:
                 body = codegen_break(tx, reason)

@@ -39,7 +39,7 @@ def register_device_array_type(cls: type, device_id_of: Callable[[Any], int], mo
                                library: str | None = None) -> DeviceArrayType:
     """Make instances of exactly `cls` graph inputs on the device `device_id_of(x)` says; `module`
     holds the functions (and ufuncs, submodules such as `linalg`) that the library implements."""
-    entry = DeviceArrayType(cls, device_id_of, module, library or getattr(module, "__name__", cls.__name__))
+    entry = DeviceArrayType(cls, device_id_of, module, library or str(getattr(module, "__name__", cls.__name__)))
     _REGISTRY[cls] = entry
     return entry
 

@@ -60,6 +60,12 @@ class BackendCompilerFailed(DynamoError):
 class Unsupported(DynamoError):
     """Something in the user's code cannot be captured; with fullgraph=True this is raised."""
 
+    # set by the translators as the error passes through them, absent until then (read with getattr)
+    user_stack: list[SourceLocation]  # where each translator was, innermost first
+    break_step: int  # the frame's translator: the step a graph break stops before
+    split_before: bool  # the break goes before the instruction (code in try and with blocks runs in Python)
+    no_break: bool  # the frame's own code raises it (NameError's hint reads that frame's locals)
+
     def __init__(self, category: str, explanation: str, hint: str = "", location: SourceLocation | None = None):
         self.category = category
         self.explanation = explanation

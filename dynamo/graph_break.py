@@ -136,7 +136,7 @@ class StartsInPython(CannotBreak):
 def check_breakable(tx: "InstructionTranslator", kind: BreakKind | None, error: Unsupported | None = None) -> None:
     if kind is None:
         raise CannotBreak(f"the instruction {tx.instructions[tx.ip].name} cannot run on its own between two graphs")
-    if getattr(error, "no_break", False):
+    if error is not None and getattr(error, "no_break", False):
         raise CannotBreak(f"{error.explanation}: the frame's own code raises it")
     why = cells_not_resumable(tx.code)
     if why:
@@ -167,6 +167,7 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     inst = tx.instructions[tx.ip]
     kind = break_kind(inst, error)
     check_breakable(tx, kind, error)
+    assert kind is not None  # check_breakable raised CannotBreak
     cg = PyCodegen(tx.code)
     cg.rebuild = lambda nested: _rebuild_nested(cg, tx, nested)
     stack = _unbind_methods(tx, list(tx.stack))
@@ -261,7 +262,7 @@ def _unbind_methods(tx: "InstructionTranslator", stack: list[VariableTracker]) -
             continue
         if type(method) is UserMethodVariable:
             stack[position: position + 2] = [method.fn, method.obj]
-        else:
+        elif isinstance(method, BoundMethodVariable):
             stack[position: position + 2] = [MethodLoad(method.obj, method.name), _PAIR_REST]
     return stack
 
@@ -402,7 +403,7 @@ def reconstruct(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTrack
         elif isinstance(value, BoundMethodVariable):
             reconstruct(cg, tx, value.obj)
             cg.load_attr(value.name)
-        else:
+        elif isinstance(value, NestedFunctionVariable):
             _make_function(cg, tx, value)
         cg.remember_built(value)
         return
@@ -495,7 +496,8 @@ def _primed(generator: Any) -> Any:
 
 
 def _finished_generator() -> Any:
-    generator = (item for item in ())
+    empty: tuple[Any, ...] = ()
+    generator = (item for item in empty)
     next(generator, None)
     return generator
 
@@ -664,7 +666,7 @@ def explain_break(tx: "InstructionTranslator", error: Unsupported) -> Unsupporte
     return error
 
 
-def describe_cannot_break(error: Unsupported, why: CannotBreak) -> Unsupported:
+def describe_cannot_break(error: Unsupported, why: CannotBreak | Unsupported) -> Unsupported:
     """The reason a frame ran uncompiled: the original reason, and why no break was possible."""
     text = str(why) if isinstance(why, NoHandOff) else f"the frame cannot continue after a graph break here: {why}"
     wrapped = Unsupported(error.category, f"{error.explanation} ({text})", error.hint, error.location)

@@ -134,13 +134,13 @@ class OnDevice:
         return f"{name} is on {self.device}"
 
 
-def _parts(x: Any) -> tuple[float, ...]:
+def _parts(x: Any) -> tuple[float | np.floating, ...]:
     if isinstance(x, (complex, np.complexfloating)):
         return x.real, x.imag
     return (float(x),)
 
 
-def _same_float(a: float, b: float) -> bool:
+def _same_float(a: float | np.floating, b: float | np.floating) -> bool:
     if a != a or b != b:
         return a != a and b != b
     return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
@@ -355,7 +355,7 @@ class _ProgramBuilder:
             if guard.kind is GuardKind.SIZES:
                 patterns.update(guard.value.guards.patterns)
                 owners.update(dict.fromkeys(guard.value.guards.patterns, guard.value.guards))
-        self.in_struct: set[Source] = set()
+        self.in_struct = set()
         for guard in guards:
             if guard.kind is not GuardKind.TYPE_IS or guard.value is not np.ndarray:
                 continue

@@ -37,7 +37,7 @@ def set_logs(spec: str) -> None:
         logger = get_artifact_logger(artifact)
         if artifact in names:
             logger.setLevel(logging.DEBUG)
-            if _handler not in logger.handlers:
+            if _handler is not None and _handler not in logger.handlers:
                 logger.addHandler(_handler)
         elif _handler is not None and _handler in logger.handlers:
             logger.removeHandler(_handler)

@@ -6,7 +6,7 @@ import operator
 import time
 import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from .variables.base import VariableTracker
 from .variables.builder import VariableBuilder
 from .variables.numpy_api import NumpyOps
 
+if TYPE_CHECKING:
+    from .variables.symbolic import SymbolicIntVariable, UnspecializedFloatVariable
+
 graph_log = get_artifact_logger("graph")
 
 
@@ -32,7 +35,7 @@ graph_log = get_artifact_logger("graph")
 class GraphInput:
     source: Source
     value: Any
-    variable: ArrayVariable
+    variable: ArrayVariable | SymbolicIntVariable | UnspecializedFloatVariable  # each holds its placeholder in .node
 
 
 @dataclass
@@ -91,7 +94,9 @@ class OutputGraph:
         """A real ndarray (or device array) from the frame becomes a placeholder, guarded on its type,
         dtype and shape (and device)."""
         if source in self.inputs:
-            return self.inputs[source].variable
+            known = self.inputs[source].variable
+            assert isinstance(known, ArrayVariable)  # a source holds one kind of value
+            return known
         self.guard(source, GuardKind.TYPE_IS, type(value))
         from .device_arrays import device_of, entry_of
         from .sources import AttrSource
@@ -151,7 +156,7 @@ class OutputGraph:
             return None
         return UnspecializedFloatVariable(self, value, source=source)
 
-    def add_float_input(self, source: Source, variable: VariableTracker, value: float) -> Any:
+    def add_float_input(self, source: Source, variable: UnspecializedFloatVariable, value: float) -> Any:
         """The placeholder of a run-time float argument, made when the graph first uses it."""
         if source in self.inputs:
             return self.inputs[source].variable.node
@@ -160,7 +165,7 @@ class OutputGraph:
         node.meta["val"] = variable.meta  # an example: the graph takes any float here
         node.meta["runtime_float"] = value
         node.meta["source"] = source.name()
-        self.inputs[source] = GraphInput(source, value, variable)  # type: ignore[arg-type]
+        self.inputs[source] = GraphInput(source, value, variable)
         return node
 
     def dynamic_int(self, source: Source, value: int) -> VariableTracker | None:

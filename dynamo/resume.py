@@ -174,7 +174,7 @@ def self_argument(code: types.CodeType) -> str | None:
     return None
 
 
-def arrange_live(code: types.CodeType, live: "set[str] | frozenset[str] | tuple[str, ...]",
+def arrange_live(code: types.CodeType, live: "set[str] | frozenset[str] | tuple[str, ...] | list[str]",
                  bound: "set[str] | frozenset[str] | dict | None" = None) -> tuple[str, ...]:
     """The live locals in the order a resume function of `code` takes them after its stack
     arguments: sorted, and with self_argument() added (when `bound` says it is bound) and moved

@@ -25,7 +25,7 @@ def _dynamo_dirs() -> tuple[str, ...]:
     # fx_ir/ and backends/ install under dynamo/, but in a source checkout they are siblings.
     from . import backends, fx_ir  # imported lazily: they may import numpy
 
-    dirs = {os.path.dirname(os.path.abspath(m.__file__)) for m in (fx_ir, backends)}
+    dirs = {os.path.dirname(os.path.abspath(m.__file__)) for m in (fx_ir, backends) if m.__file__}
     dirs.add(os.path.dirname(os.path.abspath(__file__)))
     return tuple(d + os.sep for d in dirs)
 

@@ -31,7 +31,7 @@ class TranslatorBase(LoadStoreMixin, OperatorsMixin, CallsMixin, ContainersMixin
                      PatternMatchingMixin, InstructionTranslatorBase):
     """Everything both translators share: the opcode families and inlining of calls."""
 
-    closure: list[CellVariable]  # the free variables' cells, copied into the locals by COPY_FREE_VARS
+    closure: list[VariableTracker]  # the free variables' CellVariables, copied into the locals by COPY_FREE_VARS
     globals_source: Source | None  # None: the frame's own globals (GlobalSource)
 
     def global_source(self, name: str) -> Source:
@@ -99,7 +99,7 @@ class InliningTranslator(TranslatorBase):
     """Interprets a user function called by the frame, recording into the same graph."""
 
     def __init__(self, code: types.CodeType, f_globals: dict, output: Any, symbolic_locals: dict[str, VariableTracker],
-                 parent: TranslatorBase, closure: list[CellVariable], globals_source: Source | None) -> None:
+                 parent: TranslatorBase, closure: list[VariableTracker], globals_source: Source | None) -> None:
         super().__init__(code, f_globals, output, symbolic_locals, parent)
         self.closure = closure
         self.globals_source = globals_source

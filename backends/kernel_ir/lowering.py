@@ -11,7 +11,7 @@ import operator
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import sympy
@@ -543,7 +543,7 @@ class Lowerer:
                 refs[n] = self.host_ref(root)
             else:
                 refs[n] = self.host_ref(root)
-            if isinstance(refs[n], Ref) and node_meta(n) is not None and node_meta(n).scalar:
+            if isinstance(refs[n], Ref) and (meta := node_meta(n)) is not None and meta.scalar:
                 refs[n] = Ref(refs[n].name, scalar=True)
         self.flush()
         return map_arg(node.args[0], lambda n: refs[n])
@@ -579,7 +579,7 @@ def lower_graph(gm: GraphModule, example_inputs: list[Any], supported_ops: froze
     raise RuntimeError("lowering did not settle on which nodes to store")
 
 
-def is_array(value: Any) -> bool:
+def is_array(value: Any) -> TypeGuard[Any]:
     """A NumPy array, or a GPU array (CuPy's) that kernels read in place."""
     return isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__")
 

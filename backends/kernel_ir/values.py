@@ -200,8 +200,8 @@ class BasicIndex:
 
     def to_source(self, index: Index) -> list[Any]:
         source: list[Any] = [0] * (len(self.fixed) + len(self.slices))
-        for d, pos in self.fixed.items():
-            source[d] = pos
+        for dim, pos in self.fixed.items():
+            source[dim] = pos
         for k, d in enumerate(self.out_dims):
             if d is not None:
                 start, step, _ = self.slices[d]
@@ -212,8 +212,8 @@ class BasicIndex:
         """For `a[index] = v`: the predicate "this element of `a` is assigned", and the position in
         the assigned view that it receives (meaningful where the predicate holds; clamped elsewhere)."""
         conds: list[sympy.Basic] = []
-        for d, pos in self.fixed.items():
-            conds.append(sympy.Eq(target_index[d], pos))
+        for dim, pos in self.fixed.items():
+            conds.append(sympy.Eq(target_index[dim], pos))
         view_index: list[Any] = []
         for d in self.out_dims:
             if d is None:

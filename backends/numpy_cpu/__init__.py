@@ -114,7 +114,7 @@ class NumpyBackend:
         # the frontend may run it inside the caller's frame (dynamo/graph_inline.py)
         # (a loop node runs its body through Python calls that the hook must not see: never inlined)
         function.inlinable = not source.loops and not any(n.op == "call_module" for n in plan.graph.nodes)
-        return function  # type: ignore[no-any-return]
+        return function
 
 
 def device_library(graph_module: GraphModule, example_inputs: list[Any]) -> str | None:

@@ -262,7 +262,7 @@ _REFLECTED_COMPARISONS = {operator.lt: np.greater, operator.le: np.greater_equal
 
 def reflected_comparison(node: Node) -> tuple[np.ufunc, tuple[Any, ...]] | None:
     """The ufunc call Python's reflected dispatch makes for `number <op> array`; None otherwise."""
-    ufunc = _REFLECTED_COMPARISONS.get(node.target)  # type: ignore[call-overload]
+    ufunc = _REFLECTED_COMPARISONS.get(node.target)
     if ufunc is None or len(node.args) != 2:
         return None
     left, right = node.args

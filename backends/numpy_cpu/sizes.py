@@ -70,7 +70,7 @@ def symbols_of(values: Iterable[Any]) -> set[sympy.Symbol]:
     found: set[sympy.Symbol] = set()
     for value in values:
         if is_sympy(value):
-            found |= value.free_symbols  # type: ignore[arg-type]
+            found |= value.free_symbols
     return found
 
 

@@ -123,7 +123,7 @@ def plan_split(kernel: Kernel, infos: dict[Node, NodeInfo], sizes: Sizes) -> Spl
     assumed: dict[Any, int] = {}
     for member in candidates:  # the split axis of each member, and of the operands lined up with it
         for node in (member, *member.all_input_nodes):
-            meta = node.meta.get("val")
-            if isinstance(meta, TensorMeta) and meta.ndim > 0 and not isinstance(meta.shape[-1], int):
-                assumed[meta.shape[-1]] = sizes.hint(meta.shape[-1])
+            val = node.meta.get("val")
+            if isinstance(val, TensorMeta) and val.ndim > 0 and not isinstance(val.shape[-1], int):
+                assumed[val.shape[-1]] = sizes.hint(val.shape[-1])
     return Split(candidates, reductions, assumed)

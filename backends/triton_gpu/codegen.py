@@ -424,6 +424,7 @@ class KernelWriter:
     def looped_reduce(self, group: list[Reduce]) -> None:
         """One loop over the chunks for these reductions, each with an accumulator named in `names`."""
         k = self.loop_axis
+        assert k is not None
         accs = []
         for r in group:
             acc, self.count = f"acc{self.count}", self.count + 1

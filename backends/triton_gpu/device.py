@@ -152,7 +152,7 @@ class InterpreterDevice(Device):
         return array
 
     def to_host(self, array: Any) -> np.ndarray:
-        return array  # type: ignore[no-any-return]
+        return array
 
     def copy_to_host(self, array: Any, host: np.ndarray) -> None:
         if array is not host:
@@ -194,7 +194,7 @@ class CudaDevice(Device):
     def to_host(self, array: Any) -> np.ndarray:
         if isinstance(array, np.ndarray):
             return array
-        return self.cupy.asnumpy(array)  # type: ignore[no-any-return]
+        return self.cupy.asnumpy(array)
 
     def copy_to_host(self, array: Any, host: np.ndarray) -> None:
         if array is host:

@@ -116,7 +116,8 @@ class Launcher:
                 self.run_host(step, on_host, host)
                 for name in step.mutates:
                     dev.pop(name, None)  # the device copy is stale now
-                dev.pop(step.result, None)
+                if step.result is not None:
+                    dev.pop(step.result, None)
         for name in self.mutated_inputs:
             on_host(name)
 

@@ -53,7 +53,7 @@ class SizeGuards:
                          for source, shape in env.arrays.items() if source not in self.scalars}
         self.programs: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}  # see c_checks
         self.texts: list[str] = []
-        self.places: list[list[tuple[int, int]]] = []  # per entry: the (array, dim) sizes it reads
+        self.places: list[list[tuple[int, int | None]]] = []  # per entry: the (array, dim) sizes it reads (dim None: an int argument)
         self.conditions: list[str] = []
         self.owner: list[Any] = []  # per entry: the array whose own layout it is (None: a relation)
         names: dict[sympy.Symbol, str] = {}
@@ -123,7 +123,7 @@ class SizeGuards:
         exec(compile(self.source, "<dynamo size guards>", "exec"), namespace)
         return namespace["check"], list(self.sources)
 
-    def _add(self, text: str, code: str, places: list[tuple[int, int]], owner: Any) -> None:
+    def _add(self, text: str, code: str, places: list[tuple[int, int | None]], owner: Any) -> None:
         self.texts.append(text)
         self.places.append(places)
         self.conditions.append(code)

@@ -36,7 +36,7 @@ def _mark(x: Any, dim: int, dynamic: bool, what: str) -> None:
     key = id(x)
     entry = _marks.get(key)
     if entry is None or entry[0]() is not x:
-        entry = (weakref.ref(x, lambda _, key=key: _marks.pop(key, None)), {})
+        entry = (weakref.ref(x, lambda _: _marks.pop(key, None)), {})
         _marks[key] = entry
     entry[1][dim] = dynamic
 
@@ -61,7 +61,7 @@ class FrameState:
     """Sizes compiled for so far, per (code object, argument source, dim); None once it varied."""
 
     def __init__(self) -> None:
-        self._seen: "weakref.WeakKeyDictionary[types.CodeType, dict[str, list[int | None]]]" = \
+        self._seen: "weakref.WeakKeyDictionary[types.CodeType, dict[str, list[int | float | None]]]" = \
             weakref.WeakKeyDictionary()
         # arguments whose value a trace needed as a number: compiled per value from then on
         self._pinned: "weakref.WeakKeyDictionary[types.CodeType, set[str]]" = weakref.WeakKeyDictionary()
@@ -72,8 +72,8 @@ class FrameState:
     def is_pinned(self, code: types.CodeType, name: str) -> bool:
         return name in self._pinned.get(code, ())
 
-    def observe(self, code: types.CodeType, name: str, shape: tuple[int, ...]) -> set[int]:
-        """Record `shape`; the dimensions that have had more than one size."""
+    def observe(self, code: types.CodeType, name: str, shape: tuple[int | float, ...]) -> set[int]:
+        """Record `shape` (or a float argument's value); the dimensions that have had more than one size."""
         per_code = self._seen.setdefault(code, {})
         seen = per_code.get(name)
         if seen is None or len(seen) != len(shape):

@@ -67,8 +67,8 @@ def _build(output: "OutputGraph", expr: sympy.Expr) -> Any:
                                    sympy.floor(-num / den))
         return make(operator.neg, inner)
     if isinstance(expr, (sympy.Min, sympy.Max, sympy.Abs)):
-        fn = {sympy.Min: builtins.min, sympy.Max: builtins.max, sympy.Abs: builtins.abs}[type(expr)]
-        return make(fn, *[go(a) for a in expr.args])
+        builtin = {sympy.Min: builtins.min, sympy.Max: builtins.max, sympy.Abs: builtins.abs}[type(expr)]
+        return make(builtin, *[go(a) for a in expr.args])
     raise NotImplementedError(f"no graph node for the size {expr}")
 
 

@@ -7,10 +7,10 @@ from bytecode import Instr
 from .. import bytecode_compat as compat
 from ..variables.base import NULL, VariableTracker
 from ..variables.functions import NestedFunctionVariable
-from .core import ReturnSignal
+from .core import InstructionTranslatorBase, ReturnSignal
 
 
-class CallsMixin:
+class CallsMixin(InstructionTranslatorBase):
     def PRECALL(self, inst: Instr) -> None:
         pass
 
@@ -69,6 +69,7 @@ class CallsMixin:
 
     def SET_FUNCTION_ATTRIBUTE(self, inst: Instr) -> None:  # 3.13
         fn = self.pop()
+        assert isinstance(fn, NestedFunctionVariable)  # what MAKE_FUNCTION pushed
         value = self.pop()
         if inst.arg & 0x08:
             fn.closure = value.unpack(self)

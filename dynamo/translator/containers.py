@@ -2,6 +2,8 @@
 and string formatting of constants (f-strings)."""
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from bytecode import Instr
 
 from ..exc import Category, unsupported
@@ -11,9 +13,13 @@ from ..variables.dicts import ConstDictVariable
 from ..variables.builder import wrap_constant_result
 from ..variables.sequences import ListVariable, SliceVariable, TupleVariable
 from ..variables.sets import build_set
+from .core import InstructionTranslatorBase
+
+# FORMAT_VALUE's flags & 3 and CONVERT_VALUE's argument: !s, !r, !a
+_CONVERSIONS: dict[int, Callable[[Any], str]] = {1: str, 2: repr, 3: ascii}
 
 
-class ContainersMixin:
+class ContainersMixin(InstructionTranslatorBase):
     def BUILD_TUPLE(self, inst: Instr) -> None:
         self.push(TupleVariable(self.popn(inst.arg)))
 
@@ -64,11 +70,14 @@ class ContainersMixin:
     def MAP_ADD(self, inst: Instr) -> None:
         value = self.pop()
         key = self.pop()
-        self.peek(inst.arg).store(self, key, value)
+        target = self.peek(inst.arg)
+        assert isinstance(target, ConstDictVariable)  # the dict BUILD_MAP made
+        target.store(self, key, value)
 
     def DICT_UPDATE(self, inst: Instr) -> None:  # {**a, **b}
         other = self.pop()
         target = self.peek(inst.arg)
+        assert isinstance(target, ConstDictVariable)  # the dict BUILD_MAP made
         if not other.is_mapping():
             unsupported(Category.EXCEPTION, f"{other.describe()} is not a mapping (TypeError)")
         for key, value in other.as_keyword_arguments(self, allow_any_key=True).items():
@@ -77,6 +86,7 @@ class ContainersMixin:
     def DICT_MERGE(self, inst: Instr) -> None:  # f(**a, **b): a repeated keyword is a TypeError
         other = self.pop()
         target = self.peek(inst.arg)
+        assert isinstance(target, ConstDictVariable)  # the dict BUILD_MAP made
         if not other.is_mapping():
             unsupported(Category.EXCEPTION, f"argument after ** must be a mapping, not {other.describe()} (TypeError)")
         for key, value in other.as_keyword_arguments(self).items():
@@ -102,12 +112,12 @@ class ContainersMixin:
     def FORMAT_VALUE(self, inst: Instr) -> None:  # 3.11, 3.12
         spec = self.pop().as_python_constant() if inst.arg & 0x04 else ""
         value = self.pop()
-        conversion = {1: str, 2: repr, 3: ascii}.get(inst.arg & 0x03)
+        conversion = _CONVERSIONS.get(inst.arg & 0x03)
         self.push(self.format_constant(value, conversion, spec))
 
     def CONVERT_VALUE(self, inst: Instr) -> None:  # 3.13
         value = self.pop()
-        conversion = {1: str, 2: repr, 3: ascii}[int(inst.arg)]
+        conversion = _CONVERSIONS[int(inst.arg)]
         self.push(ConstantVariable(conversion(self.constants([value], "an f-string")[0])))
 
     def FORMAT_SIMPLE(self, inst: Instr) -> None:  # 3.13

@@ -13,10 +13,10 @@ from ..exc import Category, unsupported
 from ..variables.base import VariableTracker
 from ..variables.builtins import BuiltinVariable
 from ..variables.constant import ConstantVariable
-from .core import YieldSignal
+from .core import InstructionTranslatorBase, YieldSignal
 
 
-class ControlFlowMixin:
+class ControlFlowMixin(InstructionTranslatorBase):
     # ---- unconditional -------------------------------------------------------------------------------------
     def JUMP_FORWARD(self, inst: Instr) -> None:
         self.jump(inst.arg)

@@ -18,6 +18,9 @@ from ..variables.base import NULL, VariableTracker
 
 if TYPE_CHECKING:
     from ..output_graph import OutputGraph
+    from ..sources import Source
+    from ..variables.functions import BaseFunctionVariable
+
 
 Handler = Callable[["InstructionTranslatorBase", Instr], None]
 
@@ -25,7 +28,9 @@ Handler = Callable[["InstructionTranslatorBase", Instr], None]
 class LazyVariable(VariableTracker):
     """A frame value not yet looked at: wrapped (and guarded) only when the code first reads it."""
 
-    def __init__(self, value: Any, source: Any) -> None:
+    source: Source  # where the frame holds it: always known
+
+    def __init__(self, value: Any, source: Source) -> None:
         super().__init__(source=source)
         self.value = value
 
@@ -49,7 +54,23 @@ class BreakHere(Exception):
 
 
 class InstructionTranslatorBase:
+    """The state and helpers every opcode family (the mixins in this folder, which derive from
+    it) uses; symbolic_convert.TranslatorBase assembles the families into the translators."""
+
     dispatch_table: ClassVar[dict[str, Handler]] = {}
+    # provided by symbolic_convert.TranslatorBase
+    closure: list[VariableTracker]  # the free variables' CellVariables, copied into the locals by COPY_FREE_VARS
+    globals_source: Source | None  # None: the frame's own globals (GlobalSource)
+
+    def global_source(self, name: str) -> Source:
+        raise NotImplementedError
+
+    def zero_argument_super(self) -> tuple[VariableTracker, VariableTracker]:
+        raise NotImplementedError
+
+    def inline_call(self, fn: BaseFunctionVariable, args: list[VariableTracker],
+                    kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        raise NotImplementedError
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -72,7 +93,7 @@ class InstructionTranslatorBase:
         self.break_at: int | None = None  # root translator: stop before this step (graph break)
         self.current: Instr | None = None
         self.kw_names: tuple[str, ...] = ()
-        self.depth = 0 if parent is None else parent.depth + 1
+        self.depth: int = 0 if parent is None else parent.depth + 1
 
     # ---- the loop ------------------------------------------------------------------------------------------
     def run(self) -> VariableTracker:

@@ -6,6 +6,7 @@ Locals live in symbolic_locals; globals are read from the frame's globals throug
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from bytecode import Instr
 
@@ -18,14 +19,15 @@ from ..side_effects import DELETED
 from ..sources import GlobalSource
 from ..variables.functions import CellVariable
 from ..variables.objects import module_variable
+from .core import InstructionTranslatorBase, ReturnSignal
 
 
-def _name(arg: object) -> str:
+def _name(arg: Any) -> str:
     """CellVar/FreeVar objects of the bytecode package, or plain names."""
-    return getattr(arg, "name", arg)  # type: ignore[return-value]
+    return getattr(arg, "name", arg)
 
 
-class LoadStoreMixin:
+class LoadStoreMixin(InstructionTranslatorBase):
     # ---- fast locals -----------------------------------------------------------------------------------
     def LOAD_FAST(self, inst: Instr) -> None:
         self.push(self.get_local(_name(inst.arg)))
@@ -72,7 +74,7 @@ class LoadStoreMixin:
 
     def RETURN_CONST(self, inst: Instr) -> None:
         self.LOAD_CONST(inst)
-        self.RETURN_VALUE(inst)
+        raise ReturnSignal(self.pop())
 
     # ---- globals ---------------------------------------------------------------------------------------
     def LOAD_GLOBAL(self, inst: Instr) -> None:

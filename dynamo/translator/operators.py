@@ -13,6 +13,7 @@ from ..variables.base import VariableTracker
 from ..variables.builtins import BuiltinVariable
 from ..variables.constant import ConstantVariable
 from ..variables.sequences import SliceVariable
+from .core import InstructionTranslatorBase
 
 BINARY_OPERATORS = {
     BinaryOp.ADD: operator.add, BinaryOp.SUBTRACT: operator.sub, BinaryOp.MULTIPLY: operator.mul,
@@ -38,7 +39,7 @@ COMPARE_OPERATORS = {
 INTRINSICS_1 = {"INTRINSIC_UNARY_POSITIVE": operator.pos, "INTRINSIC_LIST_TO_TUPLE": tuple}
 
 
-class OperatorsMixin:
+class OperatorsMixin(InstructionTranslatorBase):
     def apply(self, fn, *args: VariableTracker) -> VariableTracker:
         return BuiltinVariable(fn).call_function(self, list(args), {})
 

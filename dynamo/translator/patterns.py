@@ -8,6 +8,7 @@ from ..exc import Category, unsupported
 from ..variables.base import VariableTracker
 from ..variables.constant import ConstantVariable
 from ..variables.sequences import TupleVariable
+from .core import InstructionTranslatorBase
 
 # CPython's type flags that make a class match sequence and mapping patterns
 _TPFLAGS_SEQUENCE = 1 << 5
@@ -16,7 +17,7 @@ _TPFLAGS_MAPPING = 1 << 6
 _MATCH_SELF = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
 
 
-class PatternMatchingMixin:
+class PatternMatchingMixin(InstructionTranslatorBase):
     def MATCH_SEQUENCE(self, inst: Instr) -> None:
         self.push(ConstantVariable(bool(self.peek().python_type().__flags__ & _TPFLAGS_SEQUENCE)))
 

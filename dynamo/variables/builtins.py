@@ -127,7 +127,8 @@ class BuiltinVariable(VariableTracker):
         if self.fn in OPERATOR_DUNDERS and not kwargs:
             if _reflected_first(self.fn, args):
                 for position, last_chance in ((1, False), (0, True)):
-                    result = args[position].apply_operator(tx, self.fn, args, position, last_chance=last_chance)
+                    # both operands are UserObjectVariables (_reflected_first), whose apply_operator takes last_chance
+                    result = args[position].apply_operator(tx, self.fn, args, position, last_chance=last_chance)  # type: ignore[call-arg]
                     if result is not None:
                         return result
             for position, operand in enumerate(args[:2]):
@@ -381,7 +382,7 @@ def _extremum(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
             if default is None:
                 unsupported(Category.EXCEPTION, f"{fn.__name__}() of an empty sequence raises ValueError")
             return default
-        keys = items if no_key(key) else [key.call_function(tx, [i], {}) for i in items]
+        keys = items if key is None or no_key(key) else [key.call_function(tx, [i], {}) for i in items]
         if not all(k.is_python_constant() for k in keys):
             unsupported(Category.DATA_DEPENDENT_BRANCH, f"{fn.__name__}() compares values known only at run time",
                         f"use np.{'maximum' if fn is max else 'minimum'} for arrays")
@@ -549,7 +550,7 @@ class _IsNot:
         return f"{source_name} is not {self.target!r}"
 
 
-def _constant_and_frame_object(a: VariableTracker, b: VariableTracker) -> tuple[Any, VariableTracker] | None:
+def _constant_and_frame_object(a: VariableTracker, b: VariableTracker) -> tuple[Any, Any] | None:
     """(the constant, the other) when one side is a constant and the other a real object read
     from the frame of the constant's very type, which may or may not be that object."""
     for constant, other in ((a, b), (b, a)):
@@ -638,7 +639,7 @@ def _sequence_binary(fn: Callable[..., Any]) -> Callable[..., VariableTracker | 
         if a.is_python_constant() and b.is_python_constant():
             return None
         if fn is operator.add and isinstance(a, BaseSequenceVariable) and type(a) is type(b):
-            return type(a)(a.items + b.items)  # type: ignore[attr-defined]
+            return type(a)(a.items + b.items)
         if fn is operator.mul and isinstance(a, BaseSequenceVariable) and b.is_python_constant():
             return type(a)(a.items * repeated_length(a.items, b.as_python_constant()))
         if fn is operator.mul and isinstance(b, BaseSequenceVariable) and a.is_python_constant():
@@ -693,7 +694,7 @@ def _combinatoric(fn: Callable[..., Any]) -> Callable[..., VariableTracker | Non
         tx.check_unroll_budget(len(picks), f"itertools.{fn.__name__}")
         if fn is itertools.product:
             repeated = pools * options.get("repeat", 1)
-            rows = [TupleVariable([repeated[i][j] for i, j in enumerate(pick)]) for pick in picks]
+            rows: list[VariableTracker] = [TupleVariable([repeated[i][j] for i, j in enumerate(pick)]) for pick in picks]
         else:
             rows = [TupleVariable([pools[0][j] for j in pick]) for pick in picks]
         return ListIteratorVariable(rows)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import operator
 import types
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..exc import Category, unsupported
 from .base import BoundMethodVariable, VariableTracker, unsupported_method
@@ -198,7 +198,7 @@ class ConstDictVariable(VariableTracker):
 
 _VIEWS = ("keys", "values", "items")
 
-_DICT_METHODS = {
+_DICT_METHODS: dict[str, Callable[..., VariableTracker | None]] = {
     "get": ConstDictVariable.get, "copy": ConstDictVariable.copy, "update": ConstDictVariable.update,
     "pop": ConstDictVariable.pop, "popitem": ConstDictVariable.popitem, "setdefault": ConstDictVariable.setdefault,
     "clear": ConstDictVariable.clear, "__getitem__": ConstDictVariable.getitem, "__len__": ConstDictVariable.length,
@@ -299,6 +299,8 @@ class DictKeysAre:
     same objects (`==` would call a class's __eq__, which may raise or mutate)."""
 
     keys: tuple
+    _kinds: tuple[type, ...] = field(init=False, repr=False, compare=False)  # set by __post_init__
+    _plain: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_kinds", tuple(map(type, self.keys)))

@@ -60,6 +60,13 @@ class BaseFunctionVariable(VariableTracker):
     def get_globals(self) -> dict:
         raise NotImplementedError
 
+    def bind_defaults(self, tx: "Tx") -> tuple[tuple, dict]:
+        """The positional defaults and keyword-only defaults, as trackers."""
+        raise NotImplementedError
+
+    def closure_cells(self, tx: "Tx") -> list[VariableTracker]:
+        raise NotImplementedError
+
     def describe(self) -> str:
         return f"the function {self.get_code().co_qualname}"
 
@@ -202,13 +209,15 @@ class PartialVariable(VariableTracker):
 class UserMethodVariable(VariableTracker):
     """`obj.method` before it is called: a function bound to an object."""
 
-    def __init__(self, fn: BaseFunctionVariable, obj: VariableTracker, **kwargs: Any) -> None:
+    def __init__(self, fn: VariableTracker, obj: VariableTracker, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.fn = fn
+        self.fn = fn  # a user function, or a NumPy function written in Python stored on a class
         self.obj = obj
 
     def describe(self) -> str:
-        return f"the method {self.fn.get_code().co_qualname}"
+        if isinstance(self.fn, BaseFunctionVariable):
+            return f"the method {self.fn.get_code().co_qualname}"
+        return f"{self.fn.describe()} bound as a method"
 
     def python_type(self) -> type:
         return types.MethodType

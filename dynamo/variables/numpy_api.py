@@ -192,6 +192,7 @@ class NumpyOps:
 
     def array_attribute(self, tx: "Tx", array: VariableTracker, name: str) -> VariableTracker:
         op = registry.lookup_attribute(name)
+        assert op is not None  # callers ask has_array_attribute first
         meta = self._infer(op, [array.as_meta_argument()], {}, f"ndarray.{name}")
         if op.kind is registry.OpKind.METADATA:  # a.shape, a.dtype: Python values, no node
             if _is_structured_dtype(meta):
@@ -209,7 +210,7 @@ class NumpyOps:
     def call_function(self, tx: "Tx", fn: Any, args: list[VariableTracker], kwargs: dict[str, VariableTracker],
                       name: str | None = None) -> VariableTracker:
         op = registry.lookup_function(fn)
-        label = name or getattr(fn, "__name__", repr(fn))
+        label = name or str(getattr(fn, "__name__", repr(fn)))
         if op is not None:
             return self._record(op, "call_function", fn, args, kwargs, label)
         if _is_conversion(fn) and _holds_array([*args, *kwargs.values()]):
@@ -598,8 +599,8 @@ def array_bases(values: list[VariableTracker | None]) -> frozenset:
     for value in values:
         if isinstance(value, ArrayVariable):
             bases |= value.bases
-        elif isinstance(getattr(value, "items", None), list):
-            bases |= array_bases(value.items)
+        elif isinstance(items := getattr(value, "items", None), list):
+            bases |= array_bases(items)
     return bases
 
 

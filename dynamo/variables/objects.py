@@ -128,7 +128,7 @@ def _plain_lookup(attribute: Any) -> bool:
     return isinstance(attribute, (types.FunctionType, staticmethod, classmethod)) or not hasattr(type(attribute), "__get__")
 
 
-def _class_attribute(tx: "Tx", cls: type, name: str, attribute: Any, owner: VariableTracker,
+def _class_attribute(tx: "Tx", cls: type, name: str, attribute: Any, owner: VariableTracker | None,
                      source: Source | None) -> VariableTracker | None:
     """A class attribute found on `cls` (or its bases), seen through `owner` (an instance or the
     class). `source` re-fetches the raw attribute. None when it is a plain value."""
@@ -205,12 +205,14 @@ class UserClassVariable(VariableTracker):
         codegen.load_const(self.value)
 
 
-def class_variable(tx: "Tx", cls: type, source: Source | None) -> VariableTracker:
-    """The tracker of a class the trace reached (type(x), a classmethod's cls)."""
+def class_variable(tx: "Tx | None", cls: type, source: Source | None) -> VariableTracker:
+    """The tracker of a class the trace reached (type(x), a classmethod's cls); `tx` is needed
+    only for a class with a source (guarded), None for one computed while tracing."""
     from .builtins import BuiltinVariable
     from .numpy_api import wrap_numpy_value
 
     if source is not None:
+        assert tx is not None
         return tx.output.builder(cls, source)
     if cls.__module__ == "builtins":
         return BuiltinVariable(cls)
@@ -264,7 +266,7 @@ class UserObjectVariable(VariableTracker):
         if name == "__class__":
             return class_variable(tx, cls, self._class_source())
         attribute = inspect.getattr_static(cls, name, _MISSING)
-        class_source = AttrSource(self._class_source(), name) if self._class_source() is not None else None
+        class_source = AttrSource(cls_source, name) if (cls_source := self._class_source()) is not None else None
         if isinstance(attribute, property):  # a data descriptor wins over the instance dict
             if not isinstance(attribute.fget, types.FunctionType):
                 unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"property {name!r} of {self.describe()} has no Python getter")
@@ -335,7 +337,7 @@ class UserObjectVariable(VariableTracker):
         attribute = owner.__dict__[name]
         if not isinstance(attribute, types.FunctionType):
             unsupported(Category.UNSUPPORTED_CALL, f"{name} of {self.describe()} is not a Python function")
-        source = AttrSource(self._class_source(), name) if self._class_source() is not None else None
+        source = AttrSource(cls_source, name) if (cls_source := self._class_source()) is not None else None
         return UserMethodVariable(_wrap(tx, attribute, source), self)
 
     def apply_operator(self, tx: "Tx", fn: Any, args: list[VariableTracker], position: int,
@@ -420,7 +422,7 @@ class NewObjectVariable(UserObjectVariable):
 
     def __init__(self, cls: type, **kwargs: Any) -> None:
         try:
-            bare = object.__new__(cls)
+            bare: Any = object.__new__(cls)
         except TypeError as error:  # an abstract class, say
             unsupported(Category.EXCEPTION, f"creating {cls.__qualname__} raises TypeError: {error}")
         super().__init__(bare, **kwargs)
@@ -496,23 +498,24 @@ class NewObjectVariable(UserObjectVariable):
 
 def _make_object(cls: type, attributes: dict) -> Any:
     """What the transformed code calls to build an object the trace created."""
-    obj = object.__new__(cls)
+    obj: Any = object.__new__(cls)
     obj.__dict__.update(attributes)
     return obj
 
 
 def _property_source(obj: UserObjectVariable, name: str) -> Source | None:
-    if obj._class_source() is None:
+    class_source = obj._class_source()
+    if class_source is None:
         return None
     # the property object itself, from the __dict__ of the class that defines it
-    return AttrSource(ItemSource(AttrSource(_owner_source(obj, name), "__dict__"), name), "fget")
+    return AttrSource(ItemSource(AttrSource(_owner_source(obj, class_source, name), "__dict__"), name), "fget")
 
 
-def _owner_source(obj: UserObjectVariable, name: str) -> Source:
+def _owner_source(obj: UserObjectVariable, class_source: Source, name: str) -> Source:
     """Source of the class in the MRO of obj's type that defines `name`."""
     mro = type(obj.value).__mro__
     index = next(i for i, c in enumerate(mro) if name in c.__dict__)
-    return ItemSource(AttrSource(obj._class_source(), "__mro__"), index)
+    return ItemSource(AttrSource(class_source, "__mro__"), index)
 
 
 class SuperVariable(VariableTracker):

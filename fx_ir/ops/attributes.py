@@ -164,8 +164,8 @@ def _register() -> None:
     register(OpInfo("numpy.ndim", OpKind.METADATA, (np.ndim,), _np_ndim))
     register(OpInfo("numpy.size", OpKind.METADATA, (np.size,), _np_size))
     register(OpInfo("numpy.result_type", OpKind.METADATA, (np.result_type,), _result_type))
-    for fn in (np.iscomplexobj, np.isrealobj):
-        register(OpInfo(f"numpy.{fn.__name__}", OpKind.METADATA, (fn,), _kind_query(fn)))
+    for query in (np.iscomplexobj, np.isrealobj):
+        register(OpInfo(f"numpy.{query.__name__}", OpKind.METADATA, (query,), _kind_query(query)))
 
 
 _register()

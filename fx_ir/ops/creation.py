@@ -102,7 +102,7 @@ def _like(fn: Any, filled: bool) -> Any:
 def arange_length(start: Any, stop: Any, step: Any) -> Any:
     """NumPy's length: ceil((stop - start) / step) in Python arithmetic, clipped at 0."""
     if any(is_symbolic(x) for x in (start, stop, step)):
-        if not all(isinstance(x, int | sympy.Basic) and (not is_sympy(x) or x.is_integer)
+        if not all(isinstance(x, int | sympy.Basic) and (isinstance(x, int) or x.is_integer)
                    for x in (start, stop, step)) or is_symbolic(step):
             raise UnsupportedArguments("arange with symbolic non-integer bounds or step")
         span = normalize(stop - start)
@@ -309,8 +309,9 @@ def _ascontiguous_view_of(a: Any, dtype: Any = None, **kwargs: Any) -> ArgRef | 
 
 
 def _register() -> None:
+    constructors: tuple[Any, ...] = (np.zeros, np.ones, np.empty)  # NumPy's stubs give them no common type
     rows = [OpInfo(f"numpy.{fn.__name__}", OpKind.CREATION, (fn,), _filled(fn),
-                   nondeterministic=fn is np.empty) for fn in (np.zeros, np.ones, np.empty)]
+                   nondeterministic=fn is np.empty) for fn in constructors]
     rows += [OpInfo(f"numpy.{fn.__name__}", OpKind.CREATION, (fn,), _like(fn, filled),
                     nondeterministic=fn is np.empty_like)
              for fn, filled in ((np.zeros_like, False), (np.ones_like, False),

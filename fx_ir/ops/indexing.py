@@ -246,7 +246,7 @@ def index_result_shape(shape: Shape, parsed: Parsed, fancy_bounds: bool = True) 
     if not parsed.has_fancy:
         return tuple(sub)
     if any(d is None for s in fancy_shapes for d in s):
-        fancy = (None,)
+        fancy: tuple[Any, ...] = (None,)
     else:
         try:
             fancy = broadcast_shapes(*fancy_shapes)

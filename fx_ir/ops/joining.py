@@ -168,6 +168,7 @@ def _register() -> None:
                     view_of=concat_view, mutates=concat_mut))
     register(OpInfo("numpy.stack", OpKind.COPY_SHAPE, (np.stack,), _stack,
                     view_of=concat_view, mutates=concat_mut))
+    fn: Any  # NumPy functions of different overloads, which mypy would join to `object`
     for fn, k, axis_rule in [
         (np.hstack, 1, lambda shapes: 0 if len(shapes[0]) == 1 else 1),
         (np.vstack, 2, lambda shapes: 0),

@@ -195,12 +195,12 @@ def einsum_shape(subscripts: str, shapes: Sequence[Shape]) -> tuple[Shape, bool]
                              "no '...' ellipsis provided to broadcast the extra dimensions.")
     else:
         out_labels = (["..."] if ellipsis_shapes else []) + sorted(label for label, c in counts.items() if c == 1)
-    shape: list[Any] = []
+    out_shape: list[Any] = []
     for label in out_labels:
-        shape.extend(ell if label == "..." else [sizes[label]])
+        out_shape.extend(ell if label == "..." else [sizes[label]])
     summed = any(label not in out_labels for label in sizes) or (
         bool(ellipsis_shapes) and "..." not in out_labels)
-    return normalize_shape(shape), summed
+    return normalize_shape(out_shape), summed
 
 
 def _einsum(*operands: Any, out: Any = None, **kwargs: Any) -> TensorMeta:

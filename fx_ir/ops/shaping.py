@@ -415,10 +415,11 @@ def _register() -> None:
     ]
     for name, targets, infer in views:
         register(OpInfo(name, OpKind.VIEW, targets, infer, view_of=view_of_first))
-    for name, targets, infer in [
+    reshapes: list[tuple[str, tuple[Any, ...], Any]] = [
         ("numpy.reshape", (np.reshape,), _reshape),
         ("ndarray.reshape", (Method("reshape"),), _reshape_method),
-    ]:
+    ]
+    for name, targets, infer in reshapes:
         register(OpInfo(name, OpKind.VIEW, targets, infer, view_of=_reshape_view_of, layout_view=True))
     register(OpInfo("numpy.ravel", OpKind.VIEW, (np.ravel,), _ravel, view_of=view_of_first,
                     layout_view=True))
@@ -426,6 +427,7 @@ def _register() -> None:
                     view_of=view_of_first, layout_view=True))
     register(OpInfo("numpy.broadcast_arrays", OpKind.VIEW, (np.broadcast_arrays,), _broadcast_arrays,
                     view_of=_broadcast_arrays_view_of))
+    fn: Any  # NumPy functions of different overloads, which mypy would join to `object`
     for k, fn in ((1, np.atleast_1d), (2, np.atleast_2d), (3, np.atleast_3d)):
         infer, view_of = _atleast(fn, k)
         register(OpInfo(f"numpy.{fn.__name__}", OpKind.VIEW, (fn,), infer, view_of=view_of))

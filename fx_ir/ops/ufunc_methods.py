@@ -66,7 +66,8 @@ def _at(ufunc: np.ufunc) -> Any:
         if not is_ndarray(a):
             raise TypeError("first operand must be array")
         meta = array_meta(a)
-        value = TensorMeta((), meta_of(b).dtype) if meta_of(b) is not None else b
+        b_meta = meta_of(b)
+        value = TensorMeta((), b_meta.dtype) if b_meta is not None else b
         probe(ufunc.at, meta, (), *(() if b is None else (value,)))
         target = index_result_shape(meta.shape, parse_index(meta.shape, indices))
         if b is not None:
