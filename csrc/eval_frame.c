@@ -317,6 +317,14 @@ static PyObject *probe_turn(PyThreadState *tstate, DynamoFrame *frame, int throw
         result = eval_default(tstate, frame, throwflag);
     }
     else {
+        /* the compiled code's price includes its guards, checked before every hit: once more
+         * here, timed (the original, once dropped for good, checks none) */
+        Py_ssize_t failed_at;
+        PyObject *suspended = eval_frame_suspend(); /* guards run unhooked, as in the lookup */
+        if (guard_program_run(entry->guard, inputs, &failed_at) < 0) {
+            PyErr_Clear(); /* the lookup just ran the same checks without raising */
+        }
+        eval_frame_resume(suspended);
         result = cache_entry_call(entry, frame->localsplus, inputs->nargs, inputs->globals, inputs->closure, 1);
         compat_dispose_unstarted_frame(tstate, frame);
     }
