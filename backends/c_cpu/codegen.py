@@ -348,7 +348,8 @@ class KernelWriter:
         # GCC's vectorizer turns quiet comparisons into signaling ones (the invalid flag on NaN, which
         # NumPy never raises there): loops that compare floats stay scalar
         quiet = " DYN_QUIET_COMPARES" if any(q in line for line in body for q in _ORDERED) else ""
-        rows = [f"static void{quiet} {name}(const dyn_arg *a, int64_t lo, int64_t hi, int *flp{extra}) {{",
+        # never inlined: the flags are read around its call, and no float op may move across that
+        rows = [f"static void __attribute__((noinline)){quiet} {name}(const dyn_arg *a, int64_t lo, int64_t hi, int *flp{extra}) {{",
                 "    int fpflags = 0;", *self.prologue("    ", skip=set(unit))]
         if not self.xs:
             rows.append("    (void)lo; (void)hi;")
@@ -394,10 +395,10 @@ class KernelWriter:
         parallel = bool(self.xs) and all(self.xs[0] in s.index.free_symbols for s in self.k.stores)
         if self.checked:
             return ["", f"int {name}(const dyn_arg *a, int *opflags) {{", *pro,
-                    "    int fl = 0; feclearexcept(FE_ALL_EXCEPT);",
+                    "    int fl = 0; dyn_clear_flags();",
                     f"    if ({' || '.join(f'({e}) == 0' for e in extents) or '0'}) return 0;",
                     f"    {name}_rows(a, 0, {n0}, &fl, opflags);",
-                    "    return (fl | fetestexcept(DYN_FLAGS)) & DYN_FLAGS;", "}"]
+                    "    return (fl | dyn_test_flags()) & DYN_FLAGS;", "}"]
         lines = ["", f"int {name}(const dyn_arg *a) {{", *pro, "    int fl = 0;"]
         if extents:
             lines.append(f"    if ({' || '.join(f'({e}) <= 0' for e in extents)}) return 0;")
@@ -410,18 +411,18 @@ class KernelWriter:
                 "        if (nt > n0) nt = (int)n0;",
                 "        #pragma omp parallel num_threads(nt) reduction(|:fl)",
                 "        {",
-                "            feclearexcept(FE_ALL_EXCEPT);",
+                "            dyn_clear_flags();",
                 "            const int64_t tid = omp_get_thread_num(), nth = omp_get_num_threads();",
                 "            rows(a, n0 * tid / nth, n0 * (tid + 1) / nth, &fl);",
-                "            fl |= fetestexcept(DYN_FLAGS);",
+                "            fl |= dyn_test_flags();",
                 "        }",
                 "        return fl & DYN_FLAGS;",
                 "    }",
                 "#endif",
             ]
-        lines += ["    feclearexcept(FE_ALL_EXCEPT);",
+        lines += ["    dyn_clear_flags();",
                   f"    rows(a, 0, {n0}, &fl);",
-                  "    return (fl | fetestexcept(DYN_FLAGS)) & DYN_FLAGS;", "}"]
+                  "    return (fl | dyn_test_flags()) & DYN_FLAGS;", "}"]
         return lines
 
 

@@ -368,6 +368,18 @@ typedef struct { char *data; const Py_ssize_t_ *shape; const Py_ssize_t_ *stride
 #define dyn_isinf(x) (__builtin_isinf(x) != 0)
 #define dyn_isfinite(x) (__builtin_isfinite(x) != 0)
 #define DYN_FLAGS (FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID)
+/* the flags of SSE math: on x86-64 every float op runs there, and glibc's FE_* bits are MXCSR's;
+ * reading and writing MXCSR costs a few cycles where feclearexcept also resets the x87 unit. The
+ * compiler may move float ops across these (not across calls): used only around a rows function's call */
+#if defined(__x86_64__) && defined(__SSE2__) && FE_INVALID == 0x01 && FE_DIVBYZERO == 0x04 \
+    && FE_OVERFLOW == 0x08 && FE_UNDERFLOW == 0x10
+#include <xmmintrin.h>
+#define dyn_clear_flags() _mm_setcsr(_mm_getcsr() & ~0x3Fu)
+#define dyn_test_flags() ((int)(_mm_getcsr() & DYN_FLAGS))
+#else
+#define dyn_clear_flags() feclearexcept(FE_ALL_EXCEPT)
+#define dyn_test_flags() fetestexcept(DYN_FLAGS)
+#endif
 
 static inline double dyn_f64_bits(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
 static inline float dyn_f32_bits(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
