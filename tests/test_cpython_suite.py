@@ -18,9 +18,95 @@ MODULES = ["test_binop", "test_augassign", "test_compare", "test_scope", "test_c
            "test_exceptions", "test_dict", "test_set", "test_list", "test_iter", "test_generators",
            "test_patma", "test_builtin", "test_math", "test_operator", "test_unary", "test_bool",
            "test_contains", "test_tuple"]
-# Tests whose outcome differs compiled for a known reason owned by another change (issue #17);
-# they are compared anyway and reported, never hidden: {module: {test id: reason}}.
-KNOWN: dict[str, dict[str, str]] = {}
+# Tests whose outcome differs compiled (a run on 3.11.7, 26 Nov 2026), each with its reason: a class of
+# issue #17 another change owns, or found here and not fixed yet. Every other test must match; delete
+# an entry once it passes: {module: {test id: reason}}.
+KNOWN: dict[str, dict[str, str]] = {
+    'test_builtin': {
+        'test_builtin.BuiltinTest::test_zip_strict_iterators':
+            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
+    },
+    'test_class': {
+        'test_class.ClassTests::testConstructorErrorMessages':
+            'differs compiled; found by this run, not fixed yet (see the session report)',
+    },
+    'test_descr': {
+        'test_descr.ClassPropertiesAndMethods::test_mutable_bases_with_failing_mro':
+            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
+        'test_descr.ClassPropertiesAndMethods::test_remove_subclass':
+            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
+        'test_descr.ClassPropertiesAndMethods::test_slots':
+            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
+        'test_descr.ClassPropertiesAndMethods::test_uninitialized_modules':
+            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
+        'test_descr.ClassPropertiesAndMethods::test_vicious_descriptor_nonsense':
+            'differs compiled; found by this run, not fixed yet (see the session report)',
+        'test_descr.MroTest::test_incomplete_extend':
+            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
+        'test_descr.MroTest::test_incomplete_set_bases_on_self':
+            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
+        'test_descr.MroTest::test_incomplete_super':
+            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
+        'test_descr.MroTest::test_reent_set_bases_on_base':
+            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
+        'test_descr.MroTest::test_reent_set_bases_on_direct_base':
+            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
+    },
+    'test_dict': {
+        'test_dict.DictTest::test_free_after_iterating':
+            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
+        'test_dict.DictTest::test_oob_indexing_dictiter_iternextitem':
+            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
+        'test_dict.DictTest::test_repr_deep':
+            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
+        'test_dict.DictTest::test_splittable_popitem':
+            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
+        'test_dict.DictTest::test_track_dynamic':
+            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
+    },
+    'test_exceptions': {
+        'test_exceptions.ExceptionTests::testSettingException':
+            'issue #17 class 6 (introspection), owned by the semantics change',
+        'test_exceptions.ExceptionTests::test_memory_error_cleanup':
+            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
+        'test_exceptions.ExceptionTests::test_recursion_error_cleanup':
+            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
+        'test_exceptions.PEP626Tests::test_missing_lineno_shows_as_none':
+            'issue #17 class 6 (introspection), owned by the semantics change',
+    },
+    'test_generators': {
+        'test_generators.GeneratorTest::test_name':
+            'issue #17 class 6 (introspection), owned by the semantics change',
+    },
+    'test_iter': {
+        'test_iter.TestCase::test_reduce_mutating_builtins_iter':
+            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
+        'test_iter.TestCase::test_ref_counting_behavior':
+            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
+    },
+    'test_list': {
+        'test_list.ListTest::test_equal_operator_modifying_operand':
+            'differs compiled; found by this run, not fixed yet (see the session report)',
+        'test_list.ListTest::test_iterator_pickle':
+            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
+    },
+    'test_math': {
+        'test_math.MathTests::testFsum':
+            'issue #17 class 6 (introspection), owned by the semantics change (sys.float_info folded loses its field names)',
+    },
+    'test_set': {
+        'test_set.TestSet::test_container_iterator':
+            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
+        'test_set.TestSet::test_weakref':
+            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
+        'test_set.TestSetSubclass::test_weakref':
+            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
+    },
+    'test_tuple': {
+        'test_tuple.TupleTest::test_constructors':
+            'differs compiled; found by this run, not fixed yet (see the session report)',
+    },
+}
 
 
 def _stdlib_tests() -> Path | None:

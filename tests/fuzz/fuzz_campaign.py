@@ -35,8 +35,17 @@ class Campaign:
         self.kinds: set[tuple[str, str]] = set()
 
     def run(self, seeds: Iterable[int]) -> None:
-        for seed in seeds:
+        for done, seed in enumerate(seeds, 1):
+            if done % 100 == 0:
+                self.log(f"[{done} programs, last seed {seed}: {len(self.failures)} failures, "
+                         f"{sum(self.known.values())} of known classes]")
             program = generate(seed)
+            try:
+                compile(program.source, "<generated>", "exec")
+            except SyntaxError as error:  # a generator bug: say so, and go on with the campaign
+                self.log(f"seed {seed}: the generated program does not compile ({error}); skipped")
+                self.skipped += 1
+                continue
             for backend in self.backends:
                 failure = self.check(program, backend, seed)
                 self.programs[backend] += 1
@@ -84,5 +93,5 @@ class Campaign:
             lines.append("known classes owned elsewhere (not counted as failures):"
                          + "".join(f"\n  {n} x {name}" for name, n in self.known.most_common()))
         if self.skipped:
-            lines.append(f"skipped (the plain program timed out): {self.skipped}")
+            lines.append(f"skipped (the plain program timed out, or did not compile): {self.skipped}")
         return "\n".join(lines)

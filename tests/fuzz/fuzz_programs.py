@@ -43,7 +43,7 @@ EXCEPT_TYPES = ["Exception", "(IndexError, ValueError)", "(TypeError, ValueError
 RAISING = ["np.take({a}, 10**6)", "{a}[10**6]", "{a}.reshape(7, 13, 17)", "np.linalg.inv(np.zeros((2, 2)))",
            "int({s}) // 0", "[1, 2][5]", "{{'k': 1}}['missing']", "{a}.astype(np.int8) + 1000",
            "np.ones(3) + np.ones(4)", "int(float('nan'))", "np.concatenate([{a}, np.ones((9, 9, 9))])",
-           "{a}.sum(axis=7)", "np.array([1, 2]).item()", "float('x{s}')", "np.zeros(-1)",
+           "{a}.sum(axis=7)", "np.array([1, 2]).item()", "float('x' + str({s}))", "np.zeros(-1)",
            "np.empty((2, 2)).reshape(3)", "1 / 0", "math.log(-1)", "{a}[np.array([1.5])]"]
 
 
