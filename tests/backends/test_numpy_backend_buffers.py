@@ -272,10 +272,11 @@ def test_storage_merging_is_not_quadratic() -> None:
     def seconds(n):
         steps = graph_of(n)
         best = float("inf")
-        for _ in range(3):
-            start = time.perf_counter()
+        for _ in range(5):
+            # this thread's CPU time: on a loaded machine wall time mostly measures the other processes
+            start = time.thread_time()
             result = storages(steps, set())
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.thread_time() - start)
         assert len({id(s) for s in result.values()}) <= 3
         return best
 
