@@ -47,6 +47,8 @@ except ImportError as error:  # another release: the package assembles every cod
 else:
     _MISSING = None
 
+from .stack_depth import forward_stack_depths
+
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
 _CACHE_NAME = "CACHE"
 # how each opcode's argument is encoded, in the order the package tests them (a Label first)
@@ -64,6 +66,17 @@ if _MISSING is None:
                       else _FREE if _op in HAS_FREE else _COMPARE if _op in HAS_COMPARE
                       else _INTRINSIC if _op in INTRINSIC else _PLAIN)
 _iterate = list.__iter__  # a Bytecode's own __iter__ type-checks every item; each is checked below
+
+
+def trusted_bytecode(items: list, like: Bytecode | None = None) -> Bytecode:
+    """Bytecode(items) (with `like`'s attributes, as like.copy() has them) without the package's
+    type check of every item: the items come from a Bytecode or from dynamo's code generators, and
+    _assemble checks each item's type itself."""
+    made = Bytecode()
+    list.extend(made, items)
+    if like is not None:
+        made._copy_attr_from(like)
+    return made
 
 
 class _Unhandled(Exception):
@@ -99,13 +112,16 @@ def _failed(error: Exception) -> None:
 def to_code(bytecode: Bytecode, stacksize: int | None = None, *,
             compute_exception_stack_depths: bool = True) -> types.CodeType:
     """What bytecode.to_code(stacksize=stacksize, compute_exception_stack_depths=...) returns."""
+    given = bytecode
     if stacksize is None or compute_exception_stack_depths:
-        # the package's own control flow graph computes the depths (and may merge try blocks):
-        # only the assembly after it is done here
-        cfg = ControlFlowGraph.from_bytecode(bytecode)
-        stacksize = cfg.compute_stacksize(check_pre_and_post=True,
-                                          compute_exception_stack_depths=compute_exception_stack_depths)
-        bytecode = cfg.to_bytecode()
+        depth = forward_stack_depths(bytecode, bytecode.flags) if compute_exception_stack_depths else None
+        if depth is not None:
+            stacksize = depth
+        else:
+            # the package's own control flow graph computes the depths (and may merge try blocks):
+            # only the assembly after it is done here
+            bytecode = _package_depths(bytecode, compute_exception_stack_depths)
+            stacksize = bytecode.stacksize
     try:
         if _MISSING is not None:
             raise RuntimeError(f"this bytecode release lacks what dynamo.assembler uses: {_MISSING}")
@@ -117,7 +133,20 @@ def to_code(bytecode: Bytecode, stacksize: int | None = None, *,
         return bytecode.to_code(stacksize=stacksize, compute_exception_stack_depths=False)
     if config.check_assembler:
         _compare(code, bytecode.to_code(stacksize=stacksize, compute_exception_stack_depths=False))
+        if bytecode is given and (compute_exception_stack_depths or stacksize is None):
+            package = _package_depths(given, compute_exception_stack_depths)
+            _compare(code, package.to_code(stacksize=package.stacksize, compute_exception_stack_depths=False))
     return code
+
+
+def _package_depths(bytecode: Bytecode, compute_exception_stack_depths: bool) -> Bytecode:
+    """The bytecode as the package's control flow graph gives it back, its depths computed (the
+    largest in a `stacksize` attribute)."""
+    cfg = ControlFlowGraph.from_bytecode(bytecode)
+    stacksize = cfg.compute_stacksize(check_pre_and_post=True, compute_exception_stack_depths=compute_exception_stack_depths)
+    result = cfg.to_bytecode()
+    result.stacksize = stacksize  # type: ignore[attr-defined]
+    return result
 
 
 _FIELDS = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_stacksize", "co_flags",

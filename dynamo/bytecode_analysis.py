@@ -11,6 +11,8 @@ from functools import lru_cache
 
 from bytecode import Bytecode, CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
 
+from .assembler import trusted_bytecode
+
 # Instructions after which control never falls through to the next one.
 _NO_FALLTHROUGH = frozenset({
     "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT",
@@ -40,7 +42,7 @@ class CodeFacts:
     read_by_calls: frozenset[str] = frozenset()  # locals every call may read (see _FRAME_READERS)
     reads_frame: bool = False  # a call may read the frame's locals by name, its temporaries too
     _depths: list[int | None] | None = None
-    _cycles: dict[int, bool] = field(default_factory=dict)
+    _on_cycle: list[bool] | None = None
 
     def successors(self, index: int) -> list[int]:
         inst = self.instructions[index]
@@ -71,19 +73,9 @@ class CodeFacts:
         """Whether instruction `index` lies on a cycle of the control flow (exception edges
         included): it may run again after it ran. A backward jump alone does not make a loop:
         3.12 jumps back from an except clause to the shared code after the try."""
-        if index not in self._cycles:
-            seen: set[int] = set()
-            todo = list(self.successors(index))
-            found = False
-            while todo and not found:
-                current = todo.pop()
-                if current == index:
-                    found = True
-                elif current not in seen:
-                    seen.add(current)
-                    todo.extend(self.successors(current))
-            self._cycles[index] = found
-        return self._cycles[index]
+        if self._on_cycle is None:  # for every instruction at once: a frame asks once per break
+            self._on_cycle = _on_cycle(self)
+        return self._on_cycle[index]
 
     def bound_locals(self, start: int, bound: frozenset[str]) -> list[frozenset[str] | None]:
         """For each instruction, the plain locals bound on every path that reaches it from
@@ -144,7 +136,8 @@ def bytecode_of(code: types.CodeType) -> Bytecode:
     """A fresh Bytecode of `code`. Parsing is the dearest step of compiling a frame, and a frame
     with many graph breaks is parsed once per resume function, so the parse is shared: the list
     is new, its items are not (copy an item before changing it)."""
-    return _parsed(code).copy()
+    source = _parsed(code)
+    return trusted_bytecode(list.__iter__(source), like=source)
 
 
 @lru_cache(maxsize=512)
@@ -153,7 +146,7 @@ def analyze(code: types.CodeType) -> CodeFacts:
     label_index: dict[Label, int] = {}
     pending_handlers: list[Label] = []
     covered: dict[int, Label] = {}
-    for item in _parsed(code):
+    for item in list.__iter__(_parsed(code)):  # (a Bytecode's own __iter__ checks every item)
         if isinstance(item, Label):
             label_index[item] = len(instructions)
         elif isinstance(item, TryBegin):
@@ -217,20 +210,81 @@ def _liveness(facts: CodeFacts) -> list[frozenset[str]]:
     for inst, (reads, _) in zip(facts.instructions, effects):
         if inst.name in _CALLS:
             reads |= facts.read_by_calls
-    live_in: list[set[str]] = [set() for _ in range(count)]
-    changed = True
-    while changed:  # backward dataflow to a fixpoint; code objects are small
-        changed = False
-        for index in range(count - 1, -1, -1):
-            out: set[str] = set()
-            for succ in facts.successors(index):
-                out |= live_in[succ]
-            reads, writes = effects[index]
-            new = reads | (out - writes)
-            if new != live_in[index]:
-                live_in[index] = new
-                changed = True
-    return [frozenset(s) for s in live_in]
+    successors = [facts.successors(index) for index in range(count)]
+    predecessors: list[list[int]] = [[] for _ in range(count)]
+    for index, targets in enumerate(successors):
+        for target in targets:
+            predecessors[target].append(index)
+    live_in: list[frozenset[str]] = [frozenset()] * count
+    # backward dataflow to its fixpoint, revisiting only what a change reaches (a whole pass per
+    # change made large test functions quadratic)
+    todo = list(range(count))  # popped from the end: the last instruction first
+    queued = [True] * count
+    while todo:
+        index = todo.pop()
+        queued[index] = False
+        reads, writes = effects[index]
+        out = frozenset().union(*(live_in[target] for target in successors[index]))
+        new = frozenset(reads | (out - writes))
+        if new != live_in[index]:
+            live_in[index] = new
+            for before in predecessors[index]:
+                if not queued[before]:
+                    queued[before] = True
+                    todo.append(before)
+    return live_in
+
+
+def _on_cycle(facts: CodeFacts) -> list[bool]:
+    """Whether each instruction lies on a cycle: its strongly connected component (Tarjan's
+    algorithm, without recursion) has more than one instruction, or it jumps to itself."""
+    count = len(facts.instructions)
+    successors = [facts.successors(index) for index in range(count)]
+    order = [-1] * count  # discovery order
+    low = [0] * count
+    on_stack = [False] * count
+    stack: list[int] = []
+    result = [False] * count
+    counter = 0
+    for root in range(count):
+        if order[root] >= 0:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, edge = work.pop()
+            if edge == 0:
+                order[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack[node] = True
+            elif edge <= len(successors[node]):  # back from the child at edge - 1
+                child = successors[node][edge - 1]
+                low[node] = min(low[node], low[child])
+            descended = False
+            while edge < len(successors[node]):
+                child = successors[node][edge]
+                edge += 1
+                if order[child] < 0:
+                    work.append((node, edge))
+                    work.append((child, 0))
+                    descended = True
+                    break
+                if on_stack[child]:
+                    low[node] = min(low[node], order[child])
+            if descended:
+                continue
+            if low[node] == order[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack[member] = False
+                    component.append(member)
+                    if member == node:
+                        break
+                cyclic = len(component) > 1 or node in successors[node]
+                for member in component:
+                    result[member] = cyclic
+    return result
 
 
 def _stack_depths(facts: CodeFacts) -> list[int | None]:

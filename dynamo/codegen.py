@@ -217,7 +217,7 @@ def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCod
     raised by the graph runs the frame's own code instead (see rerun_handler)."""
     original = bytecode_of(code)
     prologue: list[Any] = []
-    for instr in original:
+    for instr in list.__iter__(original):
         prologue.append(instr)
         if isinstance(instr, Instr) and instr.name == "RESUME":
             break
@@ -234,8 +234,8 @@ def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCod
     handler: list[Any] = []
     if rerun_on_error and compiled is not None:
         graph_part, handler = rerun_handler(code, graph_part, lineno)
-    transformed = Bytecode(prologue + graph_part + body.instructions + [Instr("RETURN_VALUE", lineno=lineno)]
-                           + handler)
+    transformed = assembler.trusted_bytecode(prologue + graph_part + body.instructions
+                                             + [Instr("RETURN_VALUE", lineno=lineno)] + handler)
     for attribute in ("argnames", "name", "qualname", "filename", "first_lineno", "docstring", "cellvars", "freevars",
                       "flags", "argcount", "posonlyargcount", "kwonlyargcount"):
         if hasattr(original, attribute):

@@ -78,7 +78,7 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     handlers: list = []  # the exception handlers active at the current point of the original
     covering = None  # those active at the yield before `target`
     prologue_length = _prologue_length(facts)
-    for item in source:
+    for item in list.__iter__(source):  # (a Bytecode's own __iter__ checks every item)
         if isinstance(item, TryBegin):
             handlers.append(item)
         elif isinstance(item, TryEnd) and handlers:
@@ -129,7 +129,7 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
         prologue += pause
     prologue.append(Instr("JUMP_FORWARD", target_label, lineno=lineno))
 
-    resumed = Bytecode(prologue + body)
+    resumed = assembler.trusted_bytecode(prologue + body)
     stack_args = [stack_arg(i) for i in range(passed)]
     if live_locals and live_locals[0] == self_argument(original):  # super() reads the first local
         resumed.argnames = [live_locals[0], *stack_args, *live_locals[1:]]
