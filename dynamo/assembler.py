@@ -17,6 +17,7 @@ from __future__ import annotations
 import dis
 import logging
 import types
+from collections.abc import Iterable
 from typing import Any
 
 from bytecode import Bytecode, ControlFlowGraph, Instr, Label, TryBegin, TryEnd
@@ -68,7 +69,7 @@ if _MISSING is None:
 _iterate = list.__iter__  # a Bytecode's own __iter__ type-checks every item; each is checked below
 
 
-def trusted_bytecode(items: list, like: Bytecode | None = None) -> Bytecode:
+def trusted_bytecode(items: Iterable[Any], like: Bytecode | None = None) -> Bytecode:
     """Bytecode(items) (with `like`'s attributes, as like.copy() has them) without the package's
     type check of every item: the items come from a Bytecode or from dynamo's code generators, and
     _assemble checks each item's type itself."""
@@ -145,7 +146,7 @@ def _package_depths(bytecode: Bytecode, compute_exception_stack_depths: bool) ->
     cfg = ControlFlowGraph.from_bytecode(bytecode)
     stacksize = cfg.compute_stacksize(check_pre_and_post=True, compute_exception_stack_depths=compute_exception_stack_depths)
     result = cfg.to_bytecode()
-    result.stacksize = stacksize  # type: ignore[attr-defined]
+    result.stacksize = stacksize
     return result
 
 

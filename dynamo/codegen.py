@@ -6,7 +6,7 @@ import copy
 import types
 from typing import TYPE_CHECKING, Any
 
-from bytecode import Bytecode, CellVar, FreeVar, Instr
+from bytecode import CellVar, FreeVar, Instr
 
 from . import assembler
 from . import bytecode_compat as compat

@@ -14,7 +14,7 @@ import sys
 import types
 from dataclasses import dataclass
 
-from bytecode import Bytecode, CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
+from bytecode import CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
 
 from . import assembler
 from . import bytecode_compat as compat
