@@ -14,6 +14,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fx_ir" / "ops"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ops_harness  # noqa: E402
+from result_diff import first_difference  # noqa: E402
 
 from dynamo.backends import lookup_backend  # noqa: E402
 from dynamo.fx_ir import ShapeProp  # noqa: E402
@@ -21,28 +22,15 @@ from dynamo.fx_ir import ShapeProp  # noqa: E402
 STATS: dict[str, Any] = {"checked": 0, "compiled": 0, "kernels": 0, "fallbacks": 0}
 
 
-def bitwise(got: Any, expected: Any, path: str = "result") -> str | None:
+def same_bits(g: np.ndarray, e: np.ndarray) -> bool:
+    if e.dtype.kind in "OV" or e.dtype.hasobject:
+        return bool(np.array_equal(g, e))
+    return np.ascontiguousarray(g).tobytes() == np.ascontiguousarray(e).tobytes()
+
+
+def bitwise(got: Any, expected: Any) -> str | None:
     """None when `got` is `expected` bit for bit (type, dtype, shape, bytes); else what differs."""
-    if type(got) is not type(expected):
-        return f"{path}: {type(got).__name__} != {type(expected).__name__}"
-    if isinstance(expected, (tuple, list)):
-        if len(got) != len(expected):
-            return f"{path}: length {len(got)} != {len(expected)}"
-        for k, (g, e) in enumerate(zip(got, expected)):
-            problem = bitwise(g, e, f"{path}[{k}]")
-            if problem:
-                return problem
-        return None
-    if isinstance(expected, (np.ndarray, np.generic)):
-        g, e = np.asarray(got), np.asarray(expected)
-        if g.dtype != e.dtype or g.shape != e.shape:
-            return f"{path}: {g.dtype}{list(g.shape)} != {e.dtype}{list(e.shape)}"
-        if e.dtype.kind in "OV" or e.dtype.hasobject:
-            return None if np.array_equal(g, e) else f"{path}: {g} != {e}"
-        return None if np.ascontiguousarray(g).tobytes() == np.ascontiguousarray(e).tobytes() else f"{path}: {g!r} != {e!r}"
-    if isinstance(expected, float) and expected != expected:
-        return None if got != got else f"{path}: {got} != nan"
-    return None if got == expected else f"{path}: {got!r} != {expected!r}"
+    return first_difference(got, expected, same_bits)
 
 
 def run(fn: Any, inputs: list[Any]) -> tuple[Any, list[tuple[type, str]]]:

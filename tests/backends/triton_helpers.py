@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import numpy as np
+from result_diff import first_difference
 
 # DYNAMO_TEST_GPU=1 runs the triton tests on a real CUDA GPU (CuPy arrays) instead of Triton's interpreter
 ON_GPU = os.environ.get("DYNAMO_TEST_GPU") == "1"
@@ -37,26 +38,13 @@ class Recorder:
 TOLERANCE = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12}
 
 
-def close(got: Any, expected: Any, path: str = "result") -> str | None:
+def _values_close(g: np.ndarray, e: np.ndarray) -> bool:
+    if e.dtype.kind in "fc":
+        rtol = TOLERANCE.get(np.dtype(e.dtype.char.lower()) if e.dtype.kind == "c" else e.dtype, 1e-12)
+        return bool(np.allclose(g, e, rtol=rtol, atol=rtol, equal_nan=True))
+    return bool(np.array_equal(g, e))
+
+
+def close(got: Any, expected: Any) -> str | None:
     """None when `got` matches `expected`; otherwise what differs, and where."""
-    if type(got) is not type(expected):
-        return f"{path}: {type(got).__name__} != {type(expected).__name__}"
-    if isinstance(expected, (tuple, list)):
-        if len(got) != len(expected):
-            return f"{path}: length {len(got)} != {len(expected)}"
-        for k, (g, e) in enumerate(zip(got, expected)):
-            problem = close(g, e, f"{path}[{k}]")
-            if problem:
-                return problem
-        return None
-    if isinstance(expected, (np.ndarray, np.generic)):
-        g, e = np.asarray(got), np.asarray(expected)
-        if g.dtype != e.dtype or g.shape != e.shape:
-            return f"{path}: {g.dtype}{list(g.shape)} != {e.dtype}{list(e.shape)}"
-        if e.dtype.kind in "fc":
-            rtol = TOLERANCE.get(np.dtype(e.dtype.char.lower()) if e.dtype.kind == "c" else e.dtype, 1e-12)
-            ok = np.allclose(g, e, rtol=rtol, atol=rtol, equal_nan=True)
-        else:
-            ok = np.array_equal(g, e)
-        return None if ok else f"{path}: values differ\n{g}\n!=\n{e}"
-    return None if got == expected else f"{path}: {got!r} != {expected!r}"
+    return first_difference(got, expected, _values_close)
