@@ -26,43 +26,19 @@ KNOWN: dict[str, dict[str, str]] = {
         'test_builtin.BuiltinTest::test_zip_strict_iterators':
             'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
     },
-    'test_class': {
-        'test_class.ClassTests::testConstructorErrorMessages':
-            'differs compiled; found by this run, not fixed yet (see the session report)',
-    },
     'test_descr': {
-        'test_descr.ClassPropertiesAndMethods::test_mutable_bases_with_failing_mro':
-            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
         'test_descr.ClassPropertiesAndMethods::test_remove_subclass':
             'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
         'test_descr.ClassPropertiesAndMethods::test_slots':
             'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
-        'test_descr.ClassPropertiesAndMethods::test_uninitialized_modules':
-            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
-        'test_descr.ClassPropertiesAndMethods::test_vicious_descriptor_nonsense':
-            'differs compiled; found by this run, not fixed yet (see the session report)',
-        'test_descr.MroTest::test_incomplete_extend':
-            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
-        'test_descr.MroTest::test_incomplete_set_bases_on_self':
-            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
-        'test_descr.MroTest::test_incomplete_super':
-            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
-        'test_descr.MroTest::test_reent_set_bases_on_base':
-            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
-        'test_descr.MroTest::test_reent_set_bases_on_direct_base':
-            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
     },
     'test_dict': {
         'test_dict.DictTest::test_free_after_iterating':
             'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
         'test_dict.DictTest::test_oob_indexing_dictiter_iternextitem':
             'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
-        'test_dict.DictTest::test_repr_deep':
-            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
         'test_dict.DictTest::test_splittable_popitem':
             'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
-        'test_dict.DictTest::test_track_dynamic':
-            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
     },
     'test_exceptions': {
         'test_exceptions.ExceptionTests::testSettingException':
@@ -85,8 +61,6 @@ KNOWN: dict[str, dict[str, str]] = {
             'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
     },
     'test_list': {
-        'test_list.ListTest::test_equal_operator_modifying_operand':
-            'differs compiled; found by this run, not fixed yet (see the session report)',
         'test_list.ListTest::test_iterator_pickle':
             'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
     },
@@ -97,14 +71,6 @@ KNOWN: dict[str, dict[str, str]] = {
     'test_set': {
         'test_set.TestSet::test_container_iterator':
             'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
-        'test_set.TestSet::test_weakref':
-            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
-        'test_set.TestSetSubclass::test_weakref':
-            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
-    },
-    'test_tuple': {
-        'test_tuple.TupleTest::test_constructors':
-            'differs compiled; found by this run, not fixed yet (see the session report)',
     },
 }
 

@@ -3,6 +3,7 @@ become VariableTrackers, chosen through a type-keyed table, with the guards thei
 from __future__ import annotations
 
 import types
+import weakref
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -47,6 +48,7 @@ def wrap_constant_result(value: Any) -> VariableTracker:
 
 # Objects of one type with tracked identity (lists, dicts, user objects) one trace may read
 _TRACKED_PER_TYPE = 64
+_NESTING_LIMIT = 64  # levels of containers read from the frame (each is a few Python frames deep)
 
 
 _VALUE_TYPES = frozenset({int, float, complex, bool, str, bytes, type(None)})
@@ -69,6 +71,7 @@ class VariableBuilder:
         # mutation through one path would be invisible through the other.
         self._by_identity: dict[int, tuple[Any, VariableTracker]] = {}
         self._tracked_sources: dict[type, list[Source]] = {}  # sources of identity-tracked values, by type
+        self._being_wrapped: set[int] = set()  # ids of containers whose items are being wrapped
 
     def __call__(self, value: Any, source: Source) -> VariableTracker:
         known = self._by_identity.get(id(value))
@@ -85,7 +88,15 @@ class VariableBuilder:
                         "__getattribute__: reading anything of it runs the program's code")
         if handler is None:
             handler = next((h for check, h in _BY_CHECK if check(value)), VariableBuilder.wrap_object)
-        variable = handler(self, value, source)
+        if id(value) in self._being_wrapped:  # a dict or list that holds itself, directly or not
+            unsupported(Category.UNSUPPORTED_VALUE, f"a {type(value).__qualname__} that contains itself")
+        if len(self._being_wrapped) >= _NESTING_LIMIT:  # wrapping recurses once per level
+            unsupported(Category.UNSUPPORTED_VALUE, f"containers nested more than {_NESTING_LIMIT} deep")
+        self._being_wrapped.add(id(value))
+        try:
+            variable = handler(self, value, source)
+        finally:
+            self._being_wrapped.discard(id(value))
         # Values wrapped as constants are compared by value; anything else (an IntEnum member
         # included, though it is an int) is one object, reached by as many paths as it is. A
         # plain int is a value even when it is traced as a symbol: CPython shares small ints,
@@ -200,12 +211,19 @@ class VariableBuilder:
         self.guard_value(source, value)
         return ConstantVariable(value, source=source)
 
+    def wrap_weak_proxy(self, value: Any, source: Source) -> VariableTracker:
+        # every operation on a proxy is one on its referent, which may die between calls
+        unsupported(Category.UNSUPPORTED_VALUE, "a weakref.proxy: each use reaches its referent, if still alive")
+
     def wrap_module(self, value: types.ModuleType, source: Source) -> VariableTracker:
         from .numpy_api import NumpyModuleVariable
         from .objects import PythonModuleVariable
 
         self.guard(source, GuardKind.ID_IS, value)
-        if value.__name__ == "numpy" or value.__name__.startswith("numpy."):
+        # read from its dict: a module made by ModuleType.__new__ has none, and a missing name
+        # would call the module's own __getattr__
+        name = (object.__getattribute__(value, "__dict__") or {}).get("__name__")
+        if isinstance(name, str) and (name == "numpy" or name.startswith("numpy.")):
             return NumpyModuleVariable(value, source=source)
         return PythonModuleVariable(value, source=source)
 
@@ -318,6 +336,8 @@ _BY_TYPE: dict[type, Callable[[VariableBuilder, Any, Source], VariableTracker]] 
     range: VariableBuilder.wrap_constant,
     slice: VariableBuilder.wrap_slice,
     types.ModuleType: VariableBuilder.wrap_module,
+    weakref.ProxyType: VariableBuilder.wrap_weak_proxy,
+    weakref.CallableProxyType: VariableBuilder.wrap_weak_proxy,
     types.FunctionType: VariableBuilder.wrap_function,
     types.BuiltinFunctionType: VariableBuilder.wrap_builtin,
     np.ufunc: VariableBuilder.wrap_builtin,

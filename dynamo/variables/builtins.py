@@ -252,6 +252,8 @@ def _list(tx: "Tx", iterable: VariableTracker | None = None, /) -> VariableTrack
 def _tuple(tx: "Tx", iterable: VariableTracker | None = None, /) -> VariableTracker | None:
     from .sequences import TupleVariable
 
+    if iterable is not None and iterable.python_type() is tuple:
+        return iterable  # tuple() of an exact tuple is that very tuple
     if iterable is not None and iterable.is_python_constant():
         return None
     return TupleVariable(iterable.unpack(tx) if iterable is not None else [])
@@ -623,8 +625,17 @@ def _sequence_equal(negate: bool) -> Callable[..., VariableTracker | None]:
             return None
         if a.has_constant_contents() and b.has_constant_contents() and not (holds_symbolic(a) or holds_symbolic(b)):
             return None
-        equal = type(a) is type(b) and len(a.items) == len(b.items) and all(
-            x is y or _call(tx, operator.eq, x, y).truth_value(tx) for x, y in zip(a.items, b.items))
+        if type(a) is not type(b) or len(a.items) != len(b.items):
+            return ConstantVariable(negate)
+        index = 0  # CPython's loop: an item's __eq__ may shorten either list while it runs
+        while index < len(a.items) and index < len(b.items):
+            x, y = a.items[index], b.items[index]
+            if not (x is y or _call(tx, operator.eq, x, y).truth_value(tx)):
+                break
+            index += 1
+        # past the end of either: the lengths (as they are now) decide
+        ran_out = index >= len(a.items) or index >= len(b.items)
+        equal = ran_out and len(a.items) == len(b.items)
         return ConstantVariable(equal != negate)
 
     return compare
@@ -649,8 +660,18 @@ def _sequence_binary(fn: Callable[..., Any]) -> Callable[..., VariableTracker | 
     return apply
 
 
-def _object_init(tx: "Tx", obj: VariableTracker | None = None, /) -> VariableTracker:
-    return ConstantVariable(None)  # object.__init__(self) and super().__init__() do nothing
+def _object_init(tx: "Tx", obj: VariableTracker | None = None, /, *args: VariableTracker,
+                 **kwargs: VariableTracker) -> VariableTracker:
+    """object.__init__(self) and super().__init__() do nothing; with more arguments object_init
+    raises unless the type overrides __new__ and not __init__ (CPython's excess-arguments rule)."""
+    if obj is None:
+        unsupported(Category.EXCEPTION, "object.__init__() needs an argument (TypeError)")
+    if args or kwargs:
+        mro = obj.python_type().__mro__  # read from the classes' dicts: no metaclass hook runs
+        init, new = (next(k.__dict__[name] for k in mro if name in k.__dict__) for name in ("__init__", "__new__"))
+        if init is not object.__init__ or new is object.__new__:
+            unsupported(Category.EXCEPTION, "object.__init__() takes exactly one argument (TypeError)")
+    return ConstantVariable(None)
 
 
 def _object_setattr(tx: "Tx", obj: VariableTracker, name: VariableTracker, value: VariableTracker, /) -> VariableTracker:

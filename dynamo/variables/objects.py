@@ -52,27 +52,32 @@ class InstanceHas:
         return f"{self.name!r} in vars({source_name})"
 
 
+def module_namespace(module: types.ModuleType) -> dict[str, Any]:
+    """A module's dict read without hooks: one made by ModuleType.__new__ has none yet."""
+    return object.__getattribute__(module, "__dict__") or {}
+
+
 def module_getattr_hook(module: types.ModuleType, name: str) -> None:
     """Give up on an attribute that only the module's own __getattr__ (PEP 562) provides: that
     hook is arbitrary code, which may warn (np.lib.math, np.chararray), import, or compute a
     fresh value on every access; reading it while tracing would run it once at compile time and
     never again on later calls."""
-    if name in vars(module) or hasattr(type(module), name):
+    if name in module_namespace(module) or hasattr(type(module), name):
         return
     if _numpy_lazy_submodule(module, name):
         # np.fft, np.random: NumPy's __getattr__ imports its own submodule on first use, which
         # binds it in the package for good; importing it now gives every call the same module
         importlib.import_module(f"{module.__name__}.{name}")
         return
-    if callable(vars(module).get("__getattr__")):
+    if callable(module_namespace(module).get("__getattr__")):
         unsupported(Category.UNSUPPORTED_ATTRIBUTE,
                     f"{module.__name__}.{name} comes from the module's __getattr__, which runs code on each access",
                     "read it once outside the compiled function")
 
 
 def _numpy_lazy_submodule(module: types.ModuleType, name: str) -> bool:
-    package = module.__name__
-    if not (package == "numpy" or package.startswith("numpy.")) or not hasattr(module, "__path__"):
+    package = module_namespace(module).get("__name__")
+    if not isinstance(package, str) or not (package == "numpy" or package.startswith("numpy.")) or not hasattr(module, "__path__"):
         return False
     try:
         return importlib.util.find_spec(f"{package}.{name}") is not None
@@ -89,7 +94,7 @@ class PythonModuleVariable(VariableTracker):
         return types.ModuleType
 
     def describe(self) -> str:
-        return f"the module {self.module.__name__}"
+        return f"the module {module_namespace(self.module).get('__name__', '?')}"
 
     def has_attribute(self, tx: "Tx", name: str) -> bool:
         module_getattr_hook(self.module, name)
@@ -98,7 +103,7 @@ class PythonModuleVariable(VariableTracker):
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
         module_getattr_hook(self.module, name)
         if not hasattr(self.module, name):
-            unsupported(Category.EXCEPTION, f"module {self.module.__name__!r} has no attribute {name!r}")
+            unsupported(Category.EXCEPTION, f"{self.describe()} has no attribute {name!r}")
         return _wrap(tx, getattr(self.module, name), AttrSource(self.source, name) if self.source else None)
 
 
@@ -165,13 +170,19 @@ class UserClassVariable(VariableTracker):
     def describe(self) -> str:
         return f"the class {self.value.__qualname__}"
 
+    def _check_complete(self) -> None:
+        if type.__dict__["__mro__"].__get__(self.value) is None:  # type.__new__ is running its mro()
+            unsupported(Category.UNSUPPORTED_VALUE, f"{self.describe()} is being created (no __mro__ yet)")
+
     def has_attribute(self, tx: "Tx", name: str) -> bool:
+        self._check_complete()
         attribute = inspect.getattr_static(self.value, name, _MISSING)
         if attribute is not _MISSING and not _plain_lookup(attribute):
             self.var_getattr(tx, name)  # a descriptor's __get__ may raise AttributeError
         return attribute is not _MISSING
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
+        self._check_complete()
         attribute = inspect.getattr_static(self.value, name, _MISSING)
         if attribute is _MISSING:
             unsupported(Category.EXCEPTION, f"{self.describe()} has no attribute {name!r} (AttributeError)")
@@ -246,7 +257,11 @@ class UserObjectVariable(VariableTracker):
         pending = tx.output.side_effects.pending_attr(self.source, name)
         if pending is not None:
             return pending
-        own = getattr(self.value, "__dict__", {}).get(name, _MISSING)
+        namespace = getattr(self.value, "__dict__", {})
+        if not all(type(key) is str for key in namespace):
+            # a key of another type with the name's hash runs its __eq__ in the lookup: user code
+            unsupported(Category.UNSUPPORTED_VALUE, f"the __dict__ of {self.describe()} has keys that are not strings")
+        own = namespace.get(name, _MISSING)
         if own is _MISSING and self.source is not None and hasattr(self.value, "__dict__"):
             # the trace relies on the absence (a class attribute, hasattr() False): guard it
             tx.output.guard(self.source, GuardKind.CALL, InstanceLacks(name))
@@ -534,6 +549,8 @@ class SuperVariable(VariableTracker):
         is_class = isinstance(self.obj, UserClassVariable)
         owner_type = self.obj.as_python_constant() if is_class else self.obj.python_type()
         mro = owner_type.__mro__
+        if mro is None:  # a metaclass's mro() run by type.__new__: the class is not complete yet
+            unsupported(Category.UNSUPPORTED_VALUE, f"super() of {self.obj.describe()}, which is being created")
         if start not in mro:
             unsupported(Category.EXCEPTION, "super(type, obj): obj must be an instance or subtype of type (TypeError)")
         for index in range(mro.index(start) + 1, len(mro)):
@@ -544,8 +561,10 @@ class SuperVariable(VariableTracker):
         attribute = mro[index].__dict__[name]
         if attribute is object.__init__ and not is_class:
             from .builtins import BuiltinVariable
+            from .functions import UserMethodVariable
 
-            return BuiltinVariable(object.__init__)  # super().__init__() at the top: does nothing
+            # super().__init__() at the top: does nothing, or raises on arguments (object_init)
+            return UserMethodVariable(BuiltinVariable(object.__init__), self.obj)
         source = None
         if self.obj.source is not None:
             type_source = self.obj.source if is_class else AttrSource(self.obj.source, "__class__")

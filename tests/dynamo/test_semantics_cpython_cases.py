@@ -1,0 +1,197 @@
+"""Cases found by running CPython's Lib/test under the pytest plugin (tests/test_cpython_suite.py),
+each reduced to its mechanism and compared plain against compiled: identity of tuple(), object_init's
+argument check, list equality whose items mutate the lists, odd values read from the frame."""
+import types
+import weakref
+
+import numpy as np
+import pytest
+
+import dynamo
+from semantics_helpers import BACKENDS, check_same
+
+CALLS: list = []
+
+
+def tuple_of_a_tuple_is_itself(t, x):
+    local = (0, 1, 2, 3)
+    return tuple(t) is t, tuple(local) is local, tuple([1, 2]) == (1, 2), x + 1
+
+
+class OnlyInit:
+    def __init__(self, *args):
+        super().__init__(*args)
+
+
+class OnlyNew:
+    def __new__(cls, *args):
+        return super().__new__(cls)
+
+
+def object_init_checks_its_arguments(x):
+    # object.__init__ takes extra arguments only when the class overrides __new__ and not __init__
+    outcomes = []
+    for call in (lambda: OnlyInit(), lambda: OnlyInit(42), lambda: OnlyNew().__init__(42),
+                 lambda: object.__init__(OnlyInit(), 42)):
+        try:
+            call()
+            outcomes.append("ok")
+        except TypeError as error:
+            outcomes.append(str(error))
+    return outcomes, x * 2
+
+
+class ClearsOnEq:
+    def __init__(self, victim):
+        self.victim = victim
+
+    def __eq__(self, other):
+        CALLS.append("eq")
+        self.victim.clear()
+        return NotImplemented
+
+
+def list_equality_after_items_clear_the_lists(x):
+    first, second = [], []
+    first.append(ClearsOnEq(second))
+    second.append(ClearsOnEq(first))
+    third, fourth = [], [1]
+    third.append(ClearsOnEq(third))
+    # both emptied while comparing: equal (CPython compares the lengths once it runs out)
+    return first == second, third == fourth, third != fourth, x - 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn, make_args", [
+    (tuple_of_a_tuple_is_itself, lambda: ((5, 6), np.arange(3.0))),
+    (object_init_checks_its_arguments, lambda: (np.arange(3.0),)),
+    (list_equality_after_items_clear_the_lists, lambda: (np.arange(3.0),)),
+], ids=["tuple", "object_init", "list_eq"])
+def test_builtins_as_python(fn, make_args, backend):
+    check_same(fn, make_args, backend, observe=lambda: list(CALLS), reset=CALLS.clear)
+
+
+def both_ways(fn, make_args):
+    """(plain outcome, compiled outcomes of a first and a cached call), each on fresh arguments
+    (values check_same cannot copy or compare: a dead proxy, a dict 5000 deep)."""
+    def run(callable_):
+        try:
+            return callable_(*make_args())
+        except Exception as error:
+            return type(error), str(error)
+
+    compiled = dynamo.compile(fn, backend="eager")
+    return run(fn), [run(compiled) for _ in range(2)]
+
+
+def same_outcomes(plain, compiled):
+    return all(len(c) == len(plain) and c[0] == plain[0] and np.array_equal(c[1], plain[1]) for c in compiled)
+
+
+def object_whose_dict_key_deletes_the_class_attribute():
+    class Descriptor:
+        def __get__(self, obj, owner=None):
+            return 1
+
+    class WithAttr:
+        attr = Descriptor()
+
+    class HashesAsAttr:
+        def __hash__(self):
+            return hash("attr")
+
+        def __eq__(self, other):  # run by the lookup of 'attr' in the instance's dict
+            CALLS.append("eq")
+            if "attr" in WithAttr.__dict__:
+                del WithAttr.attr
+            return False
+
+    obj = WithAttr()
+    obj.__dict__[HashesAsAttr()] = 0
+    return obj
+
+
+def read_attr_of(obj, x):
+    return obj.attr, hasattr(obj, "attr"), x + 1
+
+
+def test_instance_dict_with_a_key_that_is_not_a_string_runs_its_eq_as_python():
+    CALLS.clear()
+    plain, compiled = both_ways(read_attr_of, lambda: (object_whose_dict_key_deletes_the_class_attribute(), np.arange(3.0)))
+    assert plain[:2] == (1, False)
+    assert same_outcomes(plain, compiled), (plain, compiled)
+
+
+def describe_module(m, x):
+    return hasattr(m, "__name__"), hasattr(m, "foo"), x * 3
+
+
+def test_uninitialized_module():
+    check_same(describe_module, lambda: (types.ModuleType.__new__(types.ModuleType), np.arange(3.0)), "eager")
+
+
+class Referent:
+    pass
+
+
+def use_proxy(items, x):
+    y = x + 1
+    print(end="")  # a graph break: the proxy is read by the resume function
+    proxy = items[0]
+    try:
+        return str(proxy), y
+    except ReferenceError as error:
+        return str(error), y
+
+
+def test_dead_weakref_proxy():
+    plain, compiled = both_ways(use_proxy, lambda: ([weakref.proxy(Referent())], np.arange(3.0)))
+    assert plain[0] == "weakly-referenced object no longer exists"
+    assert same_outcomes(plain, compiled), (plain, compiled)
+
+
+def depth_of(d, x):
+    depth = 0
+    while isinstance(d, dict) and 1 in d and depth < 10:
+        d = d[1]
+        depth += 1
+    return depth, x + 1
+
+
+def test_self_containing_and_deeply_nested_dicts():
+    def cyclic():
+        d: dict = {}
+        d[1] = {1: d}
+        return d, np.arange(3.0)
+
+    def deep():
+        d: dict = {}
+        for _ in range(5000):
+            d = {1: d}
+        return d, np.arange(3.0)
+
+    for make in (cyclic, deep):
+        plain, compiled = both_ways(depth_of, make)
+        assert plain[0] == 10
+        assert same_outcomes(plain, compiled), (plain, compiled)
+
+
+class CheckedMeta(type):
+    def mro(cls):
+        CALLS.append(type.__dict__["__mro__"].__get__(cls) is None)
+        return super().mro()
+
+
+def make_class_with_a_custom_mro():
+    class Made(metaclass=CheckedMeta):
+        pass
+    return Made.__mro__[1:]
+
+
+def test_mro_of_a_class_being_created_traced():
+    CALLS.clear()
+    expected = make_class_with_a_custom_mro(), list(CALLS)
+    CALLS.clear()
+    with dynamo.enable(backend="eager"):  # mro() is traced while type.__new__ runs it
+        got = make_class_with_a_custom_mro()
+    assert (got, list(CALLS)) == expected
