@@ -64,6 +64,7 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
                               explain_break, reconstruct)
     from .output_graph import OutputGraph
     from .symbolic_convert import InstructionTranslator
+    from .loop_capture import peeled_loop_broken
     from .loop_records import LoopRecords, RetraceWithoutLoop
     from .translator.core import BreakHere
 
@@ -105,6 +106,10 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
             breaks = [reason]
             break
         except Unsupported as error:
+            peeled = peeled_loop_broken(tx, error)
+            if peeled is not None:  # its first iteration breaks the graph: that loop runs as before
+                loops.rejected[peeled.key] = peeled.rejected
+                continue
             if fullgraph or reason is not None or getattr(error, "break_step", None) is None:
                 raise
             reason = detached(error)

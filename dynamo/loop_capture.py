@@ -62,29 +62,49 @@ class _IterationMarker(VariableTracker):
 def iterate(tx: "Tx", iterable: VariableTracker) -> VariableTracker | None:
     """GET_ITER of `iterable` (popped): the iterator to push, or None when the whole loop became a
     loop node (the translator then stands after the loop, the iterator never pushed)."""
-    if not isinstance(iterable, (RangeVariable, SymbolicRangeVariable)) or tx.ip >= len(tx.instructions):
+    if tx.ip >= len(tx.instructions) or tx.instructions[tx.ip].name != "FOR_ITER":
         return iterable.iterator(tx)
-    for_iter = tx.instructions[tx.ip]
-    bounds = _range_bounds(iterable) if for_iter.name == "FOR_ITER" else None
+    rows = _rows_of(iterable)
+    if rows is not None:
+        bounds: tuple[Any, Any, int] | None = (0, rows.meta.shape[0], 1)
+        known = not sizes.is_symbolic(rows.meta.shape[0])
+        length = int(rows.meta.shape[0]) if known else 0
+    elif isinstance(iterable, (RangeVariable, SymbolicRangeVariable)):
+        bounds = _range_bounds(iterable)
+        known = not isinstance(iterable, SymbolicRangeVariable)
+        length = len(iterable.value) if isinstance(iterable, RangeVariable) else 0
+    else:
+        bounds = None
     if bounds is None:
         return iterable.iterator(tx)
     start, stop, step = bounds
-    if (not isinstance(iterable, SymbolicRangeVariable) and len(iterable.value) <= config.loop_unroll_threshold
-            and not _has_inner_loop(tx)):
+    if known and length <= config.loop_unroll_threshold and not _has_inner_loop(tx):
         return iterable.iterator(tx)  # short, known and innermost: unrolled (a flat graph fuses across iterations)
     records = tx.output.loops
     key = records.key(tx.code, tx.ip)
     if key in records.rejected:
         return iterable.iterator(tx)
     if key in records.peeled:
-        return _PeelingIterator(key, tx.ip, start, stop, step)
-    capture(tx, key, tx.ip, start, stop, step, peeled=False)
+        return _PeelingIterator(tx, key, tx.ip, start, stop, step, rows)
+    capture(tx, key, tx.ip, start, stop, step, peeled=False, rows=rows)
     return None
 
 
-def capture(tx: "Tx", key: Any, for_ip: int, start: Any, stop: Any, step: int, peeled: bool) -> None:
-    """Trace the loop at `for_ip` over range(start, stop, step) into a loop node, or raise RetraceWithoutLoop."""
-    loop = _LoopCapture(tx, for_ip, start, stop, step, peeled)
+def _rows_of(iterable: VariableTracker) -> ArrayVariable | None:
+    """The array when `iterable` is a host NumPy array of the graph with a first axis (`for row in A`:
+    row i is A[i], read when the iteration starts, as NumPy's iterator does), else None."""
+    if type(iterable) is not ArrayVariable or iterable.meta.scalar or iterable.meta.ndim == 0:
+        return None
+    if iterable.node.meta.get("device") or iterable.node.meta.get("array_type"):
+        return None
+    return iterable
+
+
+def capture(tx: "Tx", key: Any, for_ip: int, start: Any, stop: Any, step: int, peeled: bool,
+            rows: ArrayVariable | None = None) -> None:
+    """Trace the loop at `for_ip` over range(start, stop, step) (over the rows of `rows` when given)
+    into a loop node, or raise RetraceWithoutLoop."""
+    loop = _LoopCapture(tx, for_ip, start, stop, step, peeled, rows)
     try:
         loop.run()
     except NeedsPeeling as why:
@@ -98,11 +118,16 @@ class _PeelingIterator(VariableTracker):
     through the loop into a NumPy scalar of the graph) and whose other iterations become a loop node,
     captured when FOR_ITER asks for the second item."""
 
-    def __init__(self, key: Any, for_ip: int, start: Any, stop: Any, step: int) -> None:
+    def __init__(self, tx: "Tx", key: Any, for_ip: int, start: Any, stop: Any, step: int,
+                 rows: ArrayVariable | None = None) -> None:
         super().__init__()
         self.key, self.for_ip = key, for_ip
         self.start, self.stop, self.step = start, stop, step
+        self.rows = rows
         self.started = False
+        self.location = tx.location()
+        store = tx.instructions[for_ip + 1] if for_ip + 1 < len(tx.instructions) else None
+        self.variable = store.arg if store is not None and store.name == "STORE_FAST" else "?"
 
     def describe(self) -> str:
         return "the iterator of a loop with its first iteration unrolled"
@@ -114,13 +139,30 @@ class _PeelingIterator(VariableTracker):
             relation = sympy.Gt(self.stop, self.start) if self.step > 0 else sympy.Lt(self.stop, self.start)
             if not env.decide_relation(relation):
                 return None
-            return SymbolicIntVariable.create(tx.output, self.start)
+            index = SymbolicIntVariable.create(tx.output, self.start)
+            return index if self.rows is None else _row(tx, self.rows, index)
         rest = sympy.sympify(self.start) + self.step
         rest = int(rest) if rest.is_Integer else rest
         me = tx.pop()
-        capture(tx, self.key, self.for_ip, rest, self.stop, self.step, peeled=True)
+        capture(tx, self.key, self.for_ip, rest, self.stop, self.step, peeled=True, rows=self.rows)
         tx.push(me)  # FOR_ITER pops it and jumps past the loop, where capture left the translator
         return None
+
+
+def peeled_loop_broken(tx: "Tx", error: Unsupported) -> RetraceWithoutLoop | None:
+    """When `error` stopped the trace inside the unrolled first iteration of a loop being peeled
+    (its iterator cannot be rebuilt at a graph break), that loop's rejection with the error's reason."""
+    for value in reversed(tx.stack):
+        if isinstance(value, _PeelingIterator):
+            where = f" (line {error.location.lineno})" if error.location is not None else ""
+            rejected = RejectedLoop(value.location, value.variable, f"{error.category}: {error.explanation}{where}")
+            return RetraceWithoutLoop(value.key, rejected)
+    return None
+
+
+def _row(tx: "Tx", rows: ArrayVariable, index: VariableTracker) -> VariableTracker:
+    """rows[index]: a view of a row, or a scalar copy of an element of a 1-d array."""
+    return tx.output.numpy.call_function(tx, operator.getitem, [rows, index], {})
 
 
 def _has_inner_loop(tx: "Tx") -> bool:
@@ -164,8 +206,10 @@ def _trip_count(start: Any, stop: Any, step: int) -> Any:
 
 
 class _LoopCapture:
-    def __init__(self, tx: "Tx", for_ip: int, start: Any, stop: Any, step: int, peeled: bool) -> None:
+    def __init__(self, tx: "Tx", for_ip: int, start: Any, stop: Any, step: int, peeled: bool,
+                 rows: ArrayVariable | None = None) -> None:
         self.tx = tx
+        self.rows = rows  # the array a `for row in A` loop iterates over (its item is A[i], not i)
         self.output = tx.output
         self.start, self.stop, self.step = start, stop, step
         self.peeled = peeled
@@ -208,7 +252,8 @@ class _LoopCapture:
             tx.symbolic_locals.update(proxies)
             tx.push(_IterationMarker())
             head_depth = len(tx.stack)
-            tx.push(SymbolicIntVariable(output, symbol, node=index_node))
+            index = SymbolicIntVariable(output, symbol, node=index_node)
+            tx.push(index if self.rows is None else _row(tx, self.rows, index))
             tx.ip = self.for_ip + 1
             self._trace_one_iteration(head_depth)
             after = {name: tx.symbolic_locals.get(name) for name in carried_names}

@@ -362,3 +362,66 @@ def test_numpy_backend_runs_the_whole_loop_as_one_generated_for_statement():
         (node,) = loop_nodes(gm.graph)
         loop = gm.get_attribute(node.target)
         assert loop.run_loop is not None and "for " in loop.run_loop.source
+
+
+# ---- loops over an array's rows ---------------------------------------------------------------------------
+
+def sum_of_scaled_rows(A):
+    total = np.zeros(A.shape[1])
+    for row in A:
+        total += row * 2
+    return total
+
+
+def squares_of_elements(a):
+    acc = a[0] * 0
+    for v in a:
+        acc = acc + v * v
+    return acc
+
+
+def rows_written_through_the_loop_variable(A):
+    for row in A:
+        row[0] = row[1] + row[2]
+    return A
+
+
+def rows_of(n):
+    return (rng(n).random((n, 3)),)
+
+
+@pytest.mark.parametrize("program,make", [
+    (sum_of_scaled_rows, rows_of), (squares_of_elements, lambda n: (rng(n).random(n),)),
+    (rows_written_through_the_loop_variable, rows_of),
+])
+def test_loops_over_an_array_first_axis_are_loop_nodes(program, make):
+    _, counter = counted(program, make, [30, 30, 30])
+    assert loops_in(counter) == [1]
+    check_calls(program, make, [30, 40, 40, 17])
+
+
+def bytes_checksum(data):
+    crc = 0xFFFF
+    for b in data:
+        if (crc & 1) ^ (b & 1):
+            crc = (crc >> 1) ^ 0x8408
+        else:
+            crc >>= 1
+    return crc
+
+
+def test_a_peeled_loop_whose_first_iteration_breaks_runs_as_before_and_explain_names_why():
+    make = lambda n: (rng(n).integers(0, 256, n, dtype=np.uint8),)  # noqa: E731
+    check_calls(bytes_checksum, make, [30, 30, 30])
+    report = dynamo.explain(bytes_checksum, backend="numpy")(*make(30))
+    text = str(report)
+    assert report.loop_count == 0 and report.graph_count == 1
+    line = bytes_checksum.__code__.co_firstlineno + 2
+    assert f"loop over b at {__file__}:{line} not captured: data-dependent branch" in text, text
+
+
+def test_explain_gives_each_captured_loop_its_line_trip_count_body_ops_and_carried_values():
+    report = dynamo.explain(scalar_sum, backend="numpy")(rng(0).random(40))
+    text = str(report)
+    line = scalar_sum.__code__.co_firstlineno + 2
+    assert f"loop over i at {__file__}:{line}: 40 iterations, 4 ops per iteration, carried: total" in text, text
