@@ -26,6 +26,9 @@ class CapturedLoop:
     def describe(self) -> str:
         where = f"{self.location.filename}:{self.location.lineno}" if self.location else "?"
         carried = ", ".join(self.carried) or "none"
+        if self.variable == "while":  # a while loop: its body graph ends with the next test
+            return (f"{'  ' * self.depth}while loop at {where}: as long as its condition holds, "
+                    f"{self.body_ops} ops per iteration (the test included), carried: {carried}")
         return (f"{'  ' * self.depth}loop over {self.variable} at {where}: {self.trip_count} iterations, "
                 f"{self.body_ops} ops per iteration, carried: {carried}")
 
@@ -38,7 +41,8 @@ class RejectedLoop:
 
     def describe(self) -> str:
         where = f"{self.location.filename}:{self.location.lineno}" if self.location else "?"
-        return f"loop over {self.variable} at {where} not captured: {self.reason}"
+        what = "while loop" if self.variable == "while" else f"loop over {self.variable}"
+        return f"{what} at {where} not captured: {self.reason}"
 
 
 class RetraceWithoutLoop(Exception):

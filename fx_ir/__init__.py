@@ -9,7 +9,7 @@ from .graph import NO_DEFAULT, Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter, ShapeProp, meta_of
 from .lint import GraphLintError
-from .loops import ForLoop, count_loops, loop_nodes, loop_of
+from .loops import ForLoop, WhileLoop, count_loops, loop_nodes, loop_of
 from .node import Node, Opcode, map_aggregate, map_arg
 from .printing import to_dot
 from .tensor_meta import TensorMeta
@@ -18,6 +18,7 @@ __all__ = [
     "NO_DEFAULT",
     "CodeGen",
     "ForLoop",
+    "WhileLoop",
     "Graph",
     "GraphLintError",
     "GraphModule",

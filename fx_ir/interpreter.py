@@ -11,7 +11,7 @@ import numpy as np
 
 from .graph import Graph
 from .graph_module import GraphModule
-from .loops import ForLoop
+from .loops import ForLoop, WhileLoop
 from .node import Node, Opcode, map_aggregate, map_arg
 from .printing import source_of
 from .tensor_meta import TensorMeta
@@ -120,7 +120,7 @@ class Interpreter:
 
     def call_module(self, target: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         callee = self.fetch_attr(target)
-        if isinstance(callee, ForLoop):  # the body is interpreted too, one iteration at a time
+        if isinstance(callee, (ForLoop, WhileLoop)):  # the body is interpreted too, one iteration at a time
             body = type(self)(callee.body, self.garbage_collect_values)
             return callee.iterate(body.run, *args)
         return callee(*args, **kwargs)

@@ -1,8 +1,9 @@
-"""Structured loops in the six-opcode IR: a `call_module` node whose callee is a ForLoop holding the
-body as a GraphModule (induction variable and loop-carried values in, next carried values out).
+"""Structured loops in the six-opcode IR: a `call_module` node whose callee is a ForLoop (or a
+WhileLoop) holding the body as a GraphModule (loop-carried values in, next carried values out).
 
-The parent node's arguments are (start, stop, step, *carried_initial, *captured); its value is the
-tuple of the carried values after the last iteration. See fx_ir/README.md, "Loops".
+A ForLoop node's arguments are (start, stop, step, *carried_initial, *captured), a WhileLoop node's
+(condition, *carried_initial, *captured); the value of both is the tuple of the carried values
+after the last iteration. See fx_ir/README.md, "Loops".
 """
 from __future__ import annotations
 
@@ -99,8 +100,85 @@ class ForLoop:
         return f"ForLoop(carried={self.num_carried}, captured={self.num_captured}{where})"
 
 
-def loop_of(node: Node) -> ForLoop | None:
-    """The ForLoop a call_module node calls, or None for any other node."""
+class WhileLoop:
+    """`while condition: condition, *carried = body(*carried, *captured)`, then `carried`.
+
+    Python's `while c: ...` tests its condition before each iteration; the body here ends with the
+    next test (the loop node's first argument is the first test, computed by the parent), so one
+    graph holds an iteration and the condition after it. The body's placeholders are the
+    `num_carried` carried values, then the captured ones; its output is the tuple
+    `(next_condition, *next_carried)`. The condition is tested with Python's truth (`bool()` of a
+    NumPy scalar or 0-d array), as the `while` statement does. Arrays are the caller's arrays
+    (in-place writes are seen by the next iteration and after the loop), as for ForLoop.
+
+    >>> loop = WhileLoop(body_module, num_carried=1)
+    >>> loop(norm0 > tol, x0, A)          # -> (x_final,)
+    """
+
+    def __init__(self, body: GraphModule, num_carried: int, run_body: Callable[..., Any] | None = None,
+                 description: str = "", run_loop: Callable[..., Any] | None = None) -> None:
+        self.body = body
+        self.num_carried = num_carried
+        self.run_body = run_body if run_body is not None else body.forward
+        self.description = description
+        self.run_loop = run_loop  # a backend's whole loop, `(condition, *values) -> carried`
+
+    @property
+    def graph(self) -> Any:
+        return self.body.graph
+
+    @property
+    def num_inputs(self) -> int:
+        return sum(1 for n in self.body.graph.nodes if n.op == Opcode.PLACEHOLDER)
+
+    @property
+    def num_captured(self) -> int:
+        return self.num_inputs - self.num_carried
+
+    def with_body(self, run_body: Callable[..., Any], run_loop: Callable[..., Any] | None = None) -> WhileLoop:
+        return WhileLoop(self.body, self.num_carried, run_body, self.description, run_loop)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> WhileLoop:
+        import copy
+
+        return WhileLoop(copy.deepcopy(self.body, memo), self.num_carried, None, self.description)
+
+    def __call__(self, condition: Any, *values: Any) -> tuple[Any, ...]:
+        if self.run_loop is not None:
+            return tuple(self.run_loop(condition, *values))
+        return self.iterate(self.run_body, condition, *values)
+
+    def iterate(self, run_body: Callable[..., Any], condition: Any, *values: Any) -> tuple[Any, ...]:
+        """Run the loop with `run_body` as the body (the Interpreter passes one that interprets it)."""
+        split = self.num_carried
+        carried, captured = tuple(values[:split]), tuple(values[split:])
+        while condition:
+            condition, *carried = run_body(*carried, *captured)
+        return tuple(carried)
+
+    def check_call(self, node: Node) -> str | None:
+        """Why `node` cannot call this loop (lint), or None."""
+        expected = 1 + self.num_inputs
+        if node.kwargs or len(node.args) != expected:
+            return (f"a while loop node takes (condition, {self.num_carried} carried, {self.num_captured} captured)"
+                    f" = {expected} positional arguments, not {len(node.args)} (and no kwargs)")
+        output = self.body.graph.output_node
+        result = output.args[0] if output is not None and output.args else None
+        if not isinstance(result, tuple) or len(result) != 1 + self.num_carried:
+            return f"the while loop body must return (condition, *its {self.num_carried} carried values)"
+        try:
+            self.body.graph.lint()
+        except Exception as error:
+            return f"its body does not lint: {error}"
+        return None
+
+    def __repr__(self) -> str:
+        where = f" from {self.description}" if self.description else ""
+        return f"WhileLoop(carried={self.num_carried}, captured={self.num_captured}{where})"
+
+
+def loop_of(node: Node) -> ForLoop | WhileLoop | None:
+    """The ForLoop or WhileLoop a call_module node calls, or None for any other node."""
     if node.op != Opcode.CALL_MODULE:
         return None
     owner = node.graph.owning_module
@@ -111,7 +189,7 @@ def loop_of(node: Node) -> ForLoop | None:
         callee = getter(node.target)
     except AttributeError:
         return None
-    return callee if isinstance(callee, ForLoop) else None
+    return callee if isinstance(callee, (ForLoop, WhileLoop)) else None
 
 
 def loop_nodes(graph: Any) -> list[Node]:

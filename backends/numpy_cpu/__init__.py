@@ -15,7 +15,7 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any
 
-from ...fx_ir import GraphModule, loop_of
+from ...fx_ir import ForLoop, GraphModule, loop_of
 from ...fx_ir.user_lines import compile_at_user_lines
 from .. import settings
 from ..registry import register_backend
@@ -70,7 +70,8 @@ class NumpyBackend:
             loop = loop_of(node)
             if loop is not None:
                 body = self(loop.body, [])
-                graph_module.set_attribute(node.target, loop.with_body(body, loop_function(body, loop.num_carried)))
+                whole = loop_function(body, loop.num_carried) if isinstance(loop, ForLoop) else None
+                graph_module.set_attribute(node.target, loop.with_body(body, whole))
 
     # -- the three stages ---------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import operator
 from bytecode import Instr
 
 from .. import bytecode_compat as compat
-from .. import loop_capture
+from .. import loop_capture, while_capture
 from ..exc import Category, unsupported
 from ..variables.base import VariableTracker
 from ..variables.builtins import BuiltinVariable
@@ -31,7 +31,10 @@ class ControlFlowMixin(InstructionTranslatorBase):
         return value.truth_value(self)
 
     def jump_if(self, inst: Instr, jump_when: bool) -> None:
-        if self.branch_condition(self.pop()) == jump_when:
+        condition = self.pop()
+        if not jump_when and while_capture.capture_while(self, inst, condition):
+            return  # the whole `while` loop is one loop node, and the translator after it
+        if self.branch_condition(condition) == jump_when:
             self.jump(inst.arg)
 
     def POP_JUMP_IF_TRUE(self, inst: Instr) -> None:

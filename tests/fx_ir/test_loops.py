@@ -1,4 +1,4 @@
-"""Tests of loop nodes (fx_ir/loops.py): a call_module of a ForLoop runs like the Python loop it
+"""Tests of loop nodes (fx_ir/loops.py): a call_module of a ForLoop (or a WhileLoop) runs like the Python loop it
 stands for, in the generated code and the Interpreter, and every tool of the IR understands it."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import operator
 import numpy as np
 import pytest
 
-from dynamo.fx_ir import ForLoop, Graph, GraphLintError, GraphModule, Interpreter, count_loops, fingerprint
+from dynamo.fx_ir import ForLoop, Graph, GraphLintError, GraphModule, Interpreter, WhileLoop, count_loops, fingerprint
 from dynamo.fx_ir.passes import run_passes
 
 
@@ -141,3 +141,50 @@ def test_pure_unused_loop_is_dead_code_and_deepcopy_is_independent() -> None:
     clone = copy.deepcopy(gm2)
     assert clone(10, 3) == gm2(10, 3) == (3 * 2**10,)
     assert clone.loop_0.body is not gm2.loop_0.body
+
+
+# ---- while loops -------------------------------------------------------------------------------------------
+
+def halving_while() -> GraphModule:
+    """x = x * 0.5 while x.max() > tol: the body returns (next test, next x)."""
+    body = Graph()
+    x, tol = body.placeholder("x"), body.placeholder("tol")
+    half = body.call_function(operator.mul, (x, 0.5))
+    test = body.call_function(operator.gt, (body.call_method("max", (half,)), tol))
+    body.output((test, half))
+    g = Graph()
+    x0, tol0 = g.placeholder("x"), g.placeholder("tol")
+    first = g.call_function(operator.gt, (g.call_method("max", (x0,)), tol0))
+    loop = g.call_module("loop_0", (first, x0, tol0))
+    g.output((g.call_function(operator.getitem, (loop, 0)),))
+    return GraphModule({"loop_0": WhileLoop(GraphModule({}, body), num_carried=1)}, g)
+
+
+def halving_plain(x: np.ndarray, tol: float) -> np.ndarray:
+    while x.max() > tol:
+        x = x * 0.5
+    return x
+
+
+@pytest.mark.parametrize("scale", [0.001, 1.0, 1000.0])
+def test_while_node_runs_like_the_python_loop_generated_and_interpreted(scale: float) -> None:
+    gm = halving_while()
+    gm.graph.lint()
+    x = np.random.default_rng(1).random(6) * scale
+    expected = halving_plain(x, 0.01)
+    (got,) = gm(x, 0.01)
+    (interpreted,) = Interpreter(gm).run(x, 0.01)
+    assert np.array_equal(got, expected) and np.array_equal(interpreted, expected)
+    assert count_loops(gm.graph) == 1
+    assert "%loop_0 body:" in str(gm.graph)
+
+
+def test_while_node_lint_fingerprint_and_copy() -> None:
+    gm = halving_while()
+    assert fingerprint(copy.deepcopy(gm)) == fingerprint(gm)
+    as_for = stencil_parent(stencil_body())
+    assert fingerprint(as_for) != fingerprint(gm)
+    loop_node = next(n for n in gm.graph.nodes if n.op == "call_module")
+    loop_node.args = loop_node.args[:-1]  # the captured tol dropped
+    with pytest.raises(GraphLintError, match="while loop node takes"):
+        gm.graph.lint()

@@ -1,0 +1,169 @@
+"""While loops that stay loops (dynamo/while_capture.py): a `while` whose test is computed in the graph
+from the data becomes one WhileLoop node, traced once. Every program runs compiled and plain on copies
+of the same inputs, three calls or more, and must give the same results and leave the same arrays;
+exact graph and loop counts; bodies that cannot be captured run as before, and explain says why."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import dynamo
+from dynamo.fx_ir import WhileLoop, count_loops, loop_nodes, loop_of
+from tests.support import compile_with_counter, graph_breaks, same_value
+
+
+def check_calls(fn, inputs, backend="numpy"):
+    """fn compiled and plain on copies of each input tuple: same results, same arrays after."""
+    compiled = dynamo.compile(fn, backend=backend)
+    for args in inputs:
+        plain_args, compiled_args = copy.deepcopy(args), copy.deepcopy(args)
+        want = fn(*plain_args)
+        got = compiled(*compiled_args)
+        assert same_value(got, want), (got, want)
+        for p, c in zip(plain_args, compiled_args):
+            assert same_value(c, p)
+    return compiled
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+# ---- programs ---------------------------------------------------------------------------------------------
+
+def halve_until_small(x, tol):
+    while np.abs(x).max() > tol:
+        x = x * 0.5
+    return x
+
+
+def jacobi_until_converged(A, b, tol):
+    x = np.zeros_like(b)
+    r = b - A @ x
+    while np.linalg.norm(r) > tol:
+        x = x + r / np.diag(A)
+        r = b - A @ x
+    return x, r
+
+
+def shrink_in_place(x):
+    while x.sum() > 1.0:
+        x[:] = x * 0.75
+    return x
+
+
+def newton_sqrt_per_row(A):
+    out = np.empty(A.shape[0])
+    for i in range(A.shape[0]):
+        a = A[i].sum()
+        y = a
+        while abs(y * y - a) > 1e-9 * a:
+            y = 0.5 * (y + a / y)
+        out[i] = y
+    return out
+
+
+def diagonally_dominant(n, seed):
+    g = rng(seed)
+    return np.eye(n) * 4 + g.random((n, n)) * 0.1, g.random(n), 1e-10
+
+
+# ---- captured -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", ["numpy", "eager"])
+def test_convergence_loop_is_one_while_node_and_new_data_does_not_recompile(backend):
+    inputs = [(rng(s).random(20) * 10 ** s, 1e-3) for s in (1, 2, 3, 0)]  # 13, 17, 20 and 10 iterations
+    check_calls(halve_until_small, inputs, backend=backend)
+    compiled, counter = compile_with_counter(halve_until_small)
+    for args in inputs:
+        assert same_value(compiled(*copy.deepcopy(args)), halve_until_small(*copy.deepcopy(args)))
+    assert counter.frame_count == 1
+    (graph,) = counter.graphs
+    (node,) = loop_nodes(graph.graph)
+    assert isinstance(loop_of(node), WhileLoop) and count_loops(graph.graph) == 1
+
+
+def test_solver_carries_two_arrays():
+    check_calls(jacobi_until_converged, [diagonally_dominant(n, n) for n in (8, 8, 8, 12)])
+    compiled, counter = compile_with_counter(jacobi_until_converged)
+    compiled(*diagonally_dominant(8, 0))
+    assert counter.frame_count == 1 and [count_loops(g.graph) for g in counter.graphs] == [1]
+    assert not graph_breaks(compiled)
+
+
+def test_loop_that_writes_its_argument_in_place_and_one_that_never_runs():
+    inputs = [(rng(1).random(30) * 4,), (rng(2).random(30) * 9,), (np.full(30, 0.01),)]
+    check_calls(shrink_in_place, inputs)
+    compiled, counter = compile_with_counter(shrink_in_place)
+    for args in inputs:
+        compiled(*copy.deepcopy(args))
+    assert counter.frame_count == 1 and [count_loops(g.graph) for g in counter.graphs] == [1]
+
+
+def test_while_nested_in_a_captured_for_loop():
+    inputs = [(rng(n).random((n, 4)) * 100,) for n in (70, 70, 80)]
+    check_calls(newton_sqrt_per_row, inputs)
+    report = dynamo.explain(newton_sqrt_per_row, backend="numpy")(*inputs[0])
+    assert report.graph_count == 1 and report.loop_count == 2, str(report)
+    text = str(report)
+    line = newton_sqrt_per_row.__code__.co_firstlineno + 5
+    assert f"  while loop at {__file__}:{line}: as long as its condition holds," in text, text
+
+
+def test_explain_lists_the_while_loop_with_its_carried_values():
+    report = dynamo.explain(jacobi_until_converged, backend="numpy")(*diagonally_dominant(8, 0))
+    text = str(report)
+    line = jacobi_until_converged.__code__.co_firstlineno + 3
+    assert f"while loop at {__file__}:{line}: as long as its condition holds, 7 ops per iteration" in text, text
+    assert "carried: x, r" in text
+
+
+# ---- loops that cannot be captured run as before -------------------------------------------------------
+
+def python_counter(x):
+    k = 0
+    while x.max() > 1.0:
+        x = x / 2
+        k += 1
+    return x, k
+
+
+def body_prints(x):
+    while x.max() > 1.0:
+        print(x.max())
+        x = x / 2
+    return x
+
+
+def body_breaks(x):
+    while x.max() > 1.0:
+        x = x / 2
+        if x.min() < 0.01:
+            break
+    return x
+
+
+def body_continues(x):
+    while x.max() > 1.0:
+        x = x / 2
+        if x.min() < 0.5:
+            continue
+        x = x - 0.1
+    return x
+
+
+@pytest.mark.parametrize("program,why", [
+    (python_counter, "the carried value k is the constant 0"), (body_prints, "print"),
+    (body_breaks, "not captured"), (body_continues, "not captured"),
+])
+def test_bodies_that_cannot_be_captured_fall_back_and_explain_says_why(program, why, capsys):
+    inputs = [(rng(s).random(12) * 40,) for s in (1, 2, 3)]
+    check_calls(program, inputs)
+    capsys.readouterr()
+    report = dynamo.explain(program, backend="numpy")(*inputs[0])
+    text = str(report)
+    capsys.readouterr()
+    assert report.loop_count == 0
+    assert why in text, text
