@@ -39,6 +39,8 @@ static PyMemberDef cache_entry_members[] = {
      "seconds of the fastest timed call of the compiled code (0.0: none)"},
     {"best_original", T_DOUBLE, offsetof(CacheEntry, best_original), READONLY,
      "seconds of the fastest timed call of the original code (0.0: none)"},
+    {"recheck", T_PYSSIZET, offsetof(CacheEntry, recheck), READONLY,
+     "calls after which a dropped version is timed again (0: never)"},
     {NULL},
 };
 
@@ -148,6 +150,9 @@ CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *
         }
         if (ok) {
             entry->hits++;
+            if (entry->recheck_at > 0 && entry->hits >= entry->recheck_at) {
+                cache_entry_rearm(entry); /* dropped a while ago: time it again on these inputs */
+            }
             /* the guard may have changed the list (clear_cache(), a compile it ran): move
              * the entry only if it is still where it was */
             if (i > 0 && i < PyList_GET_SIZE(entries) && PyList_GET_ITEM(entries, i) == (PyObject *)entry) {
@@ -166,7 +171,7 @@ CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *
 }
 
 CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, PyObject *transformed,
-                         int unhooked, int probe) {
+                         int unhooked, int probe, Py_ssize_t recheck) {
     if (!PyObject_TypeCheck(guard, &GuardProgram_Type)) {
         PyErr_Format(PyExc_TypeError, "cache entry guard must be a GuardProgram, not %.100s",
                      Py_TYPE(guard)->tp_name);
@@ -214,6 +219,11 @@ CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, P
     entry->probe = in_place ? 0 : probe;
     entry->dropped = 0;
     entry->best_compiled = entry->best_original = 0.0;
+    entry->turns = entry->probe;
+    entry->compiled_unhooked = unhooked;
+    entry->recheck = recheck;
+    entry->recheck_at = 0;
+    entry->armed_hits = 0;
     int err = PyList_Insert(state->entries, 0, (PyObject *)entry);
     Py_DECREF(entry);
     return err < 0 ? NULL : entry;
@@ -234,7 +244,34 @@ void cache_entry_probed(CacheEntry *entry, int original_turn, double seconds) {
         entry->dropped = 1;
         entry->in_place = 1;
         entry->unhooked = 0;
+        entry->recheck_at = entry->recheck > 0 ? entry->hits + entry->recheck : 0;
     }
+}
+
+void cache_entry_rearm(CacheEntry *entry) {
+    if (!entry->dropped) {
+        return;
+    }
+    entry->dropped = 0;
+    entry->in_place = 0;
+    entry->unhooked = entry->compiled_unhooked;
+    entry->probe = entry->turns;
+    entry->best_compiled = entry->best_original = 0.0; /* the inputs may have changed since */
+    entry->recheck_at = 0;
+    entry->armed_hits = entry->hits;
+    entry->recheck = entry->recheck > PY_SSIZE_T_MAX / 4 ? entry->recheck : 4 * entry->recheck;
+}
+
+int cache_skipped_call(ExtraState *state) {
+    if (state->recheck_after <= 0 || ++state->skipped_calls < state->recheck_after) {
+        return 0;
+    }
+    state->skip = 0;
+    state->recheck_after = state->skipped_calls = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(state->entries); i++) {
+        cache_entry_rearm((CacheEntry *)PyList_GET_ITEM(state->entries, i));
+    }
+    return 1;
 }
 
 static PyObject *entry_function(CacheEntry *entry, PyObject *globals, PyObject *closure) {

@@ -39,6 +39,13 @@ typedef struct CacheEntry {
     int dropped;
     double best_compiled;     /* seconds of the fastest timed call of each (0: none yet) */
     double best_original;
+    int turns;                /* the timed turns it started with: a re-measure takes as many */
+    int compiled_unhooked;    /* `unhooked` of the compiled code, kept while dropped */
+    /* A dropped version is timed again after `recheck` more calls (0: never), four times later at
+     * each re-measure: inputs that grow (new shapes under dynamic sizes) may make it pay. */
+    Py_ssize_t recheck;
+    Py_ssize_t recheck_at;    /* hits at which a dropped entry is timed again (0: not dropped) */
+    Py_ssize_t armed_hits;    /* hits when it was made or last rearmed: none since, it is stale */
 } CacheEntry;
 
 extern PyTypeObject CacheEntry_Type;
@@ -50,6 +57,10 @@ typedef struct ExtraState {
     PyObject *full_for;             /* a callback whose cache for this code is full: its misses
                                        run the original code without asking it (strong ref) */
     PyObject *entries;              /* list of CacheEntry, most recently used first */
+    /* skip set because every entry was dropped by timed turns: after `recheck_after` calls run
+     * as written (`skipped_calls` counts them) the dropped entries are timed again */
+    Py_ssize_t recheck_after;
+    Py_ssize_t skipped_calls;
 } ExtraState;
 
 int cache_module_init(void);
@@ -67,10 +78,15 @@ static inline int code_argument_slots(PyCodeObject *code) {
 CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *inputs);
 /* New entry at the front of the code's cache; borrowed result, NULL on error. */
 CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, PyObject *transformed,
-                         int unhooked, int probe);
+                         int unhooked, int probe, Py_ssize_t recheck);
 /* Called after a timed turn of a probed entry: stops probing early when the compiled code is
  * clearly faster, and drops the entry once probing ends with it slower. */
 void cache_entry_probed(CacheEntry *entry, int original_turn, double seconds);
+/* Times a dropped entry again: it takes its turns with the original from its next hit. */
+void cache_entry_rearm(CacheEntry *entry);
+/* A call of a code skipped because all its entries were dropped: 1 when it is time to measure
+ * them again (the skip is lifted and the entries rearmed), else 0. */
+int cache_skipped_call(ExtraState *state);
 /* Calls the entry's transformed code with the argument slots (with the hook off for an
  * unhooked entry); new reference. move: the slots' references are handed over (see
  * eval_frame_call) and the slots are emptied. */
@@ -92,6 +108,8 @@ int eval_frame_hook_installed(void);
 /* Turns this thread's hook off without giving up the callback (for guards and the callback
  * itself); resume() puts back what suspend() returned. */
 PyObject *eval_frame_suspend(void);
+/* A clock for timed turns (None: the monotonic clock), so that tests can decide what is slower. */
+void eval_frame_set_turn_timer(PyObject *timer);
 void eval_frame_resume(PyObject *suspended);
 /* The next frame of `code` on this thread runs as it is, without a cache lookup (set right
  * before calling a function whose guards passed; NULL clears it). */

@@ -249,6 +249,7 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
         ExtraState *state = extra_state_get_or_create(code);
         if (state != NULL) {
             state->skip = 1;
+            state->recheck_after = 0; /* for good */
         }
     }
     else if (answer == dynamo_cache_full_marker) {
@@ -258,20 +259,23 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
         }
     }
     else if (answer != Py_None) {
-        /* (guard, code), (guard, code, unhooked) or (guard, code, unhooked, probe): a true third
-         * item says that the code starts no frame the hook must see, so that a call of it need
-         * not turn the hook on; the fourth, how many hits take timed turns with the original */
+        /* (guard, code), (guard, code, unhooked) or (guard, code, unhooked, probe[, recheck]): a
+         * true third item says that the code starts no frame the hook must see, so that a call of
+         * it need not turn the hook on; the fourth, how many hits take timed turns with the
+         * original; the fifth, after how many calls a version so dropped is timed again */
         Py_ssize_t size = PyTuple_Check(answer) ? PyTuple_GET_SIZE(answer) : 0;
         int unhooked = size >= 3 ? PyObject_IsTrue(PyTuple_GET_ITEM(answer, 2)) : 0;
-        long probe = size == 4 ? PyLong_AsLong(PyTuple_GET_ITEM(answer, 3)) : 0;
-        if (size < 2 || size > 4) {
+        long probe = size >= 4 ? PyLong_AsLong(PyTuple_GET_ITEM(answer, 3)) : 0;
+        Py_ssize_t recheck = size == 5 && !PyErr_Occurred() ? PyLong_AsSsize_t(PyTuple_GET_ITEM(answer, 4)) : 0;
+        if (size < 2 || size > 5) {
             PyErr_Format(PyExc_TypeError,
                          "compile callback must return None, SKIP, CACHE_FULL, (guard, code), (guard, code, unhooked) "
-                         "or (guard, code, unhooked, probe), not %.100s", Py_TYPE(answer)->tp_name);
+                         "or (guard, code, unhooked, probe[, recheck]), not %.100s", Py_TYPE(answer)->tp_name);
         }
-        else if (unhooked >= 0 && !(probe == -1 && PyErr_Occurred())) {
+        else if (unhooked >= 0 && !PyErr_Occurred()) {
             entry = cache_insert(code, callback, PyTuple_GET_ITEM(answer, 0), PyTuple_GET_ITEM(answer, 1),
-                                 unhooked, probe < 0 ? 0 : (probe > 1000000 ? 1000000 : (int)probe));
+                                 unhooked, probe < 0 ? 0 : (probe > 1000000 ? 1000000 : (int)probe),
+                                 recheck < 0 ? 0 : recheck);
             Py_XINCREF(entry);
         }
     }
@@ -281,7 +285,25 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
 
 /* ---- the hook ------------------------------------------------------------------------------ */
 
+/* Tests time the turns with a clock of their own (set_turn_timer): deterministic drops. */
+static PyObject *turn_timer = NULL;
+
+void eval_frame_set_turn_timer(PyObject *timer) {
+    Py_XSETREF(turn_timer, timer == Py_None ? NULL : Py_NewRef(timer));
+}
+
 static double monotonic_seconds(void) {
+    if (turn_timer != NULL) { /* called with no exception set: before a turn, after one that returned */
+        PyObject *suspended = eval_frame_suspend(); /* the clock is not the user's code */
+        PyObject *now = PyObject_CallNoArgs(turn_timer);
+        eval_frame_resume(suspended);
+        double seconds = now != NULL ? PyFloat_AsDouble(now) : 0.0;
+        Py_XDECREF(now);
+        if (PyErr_Occurred()) {
+            PyErr_WriteUnraisable(turn_timer);
+        }
+        return seconds;
+    }
 #ifdef _WIN32
     LARGE_INTEGER counter, frequency;
     QueryPerformanceCounter(&counter);
@@ -304,7 +326,25 @@ static int all_run_the_original(ExtraState *state) {
     return 1;
 }
 
-/* One timed hit of a probed entry: the original code (this frame as it is, the hook on for
+/* When `dropped` was just dropped after its turns: the versions that never ran since they were
+ * compiled or last rearmed (made for values that did not come again, as a float that was specialized once) are
+ * dropped with it, so that the code can run as written without checking their guards first.
+ * They are timed again with it at its next re-measure. */
+static void retire_never_hit(ExtraState *state, CacheEntry *dropped) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(state->entries); i++) {
+        CacheEntry *other = (CacheEntry *)PyList_GET_ITEM(state->entries, i);
+        if (other != dropped && other->owner == dropped->owner && other->hits == other->armed_hits &&
+            !other->in_place) {
+            other->dropped = 1;
+            other->in_place = 1;
+            other->unhooked = 0;
+            other->probe = 0;
+            other->recheck_at = 0; /* rearmed with the code's skip lifted, or never */
+        }
+    }
+}
+
+/* One timed hit of a probed entry: the original code (this frame as it is, the hook off for
  * the frames it starts) or the compiled code, in turns; the compiled code first, whose
  * first call may compile its resume functions (the fastest call of each is compared). */
 static PyObject *probe_turn(PyThreadState *tstate, DynamoFrame *frame, int throwflag, CacheEntry *entry,
@@ -314,7 +354,11 @@ static PyObject *probe_turn(PyThreadState *tstate, DynamoFrame *frame, int throw
     double start = monotonic_seconds();
     PyObject *result;
     if (original_turn) {
+        /* as plain Python runs it, the hook off: the price to beat, and no frame it starts is
+         * compiled for a version that may never run again (once dropped, the hook is on) */
+        PyObject *suspended = eval_frame_suspend();
         result = eval_default(tstate, frame, throwflag);
+        eval_frame_resume(suspended);
     }
     else {
         /* the compiled code's price includes its guards, checked before every hit: once more
@@ -331,8 +375,13 @@ static PyObject *probe_turn(PyThreadState *tstate, DynamoFrame *frame, int throw
     if (result != NULL) {
         cache_entry_probed(entry, original_turn, monotonic_seconds() - start);
         ExtraState *state = entry->dropped ? extra_state_get(code) : NULL;
+        if (state != NULL) {
+            retire_never_hit(state, entry);
+        }
         if (state != NULL && all_run_the_original(state)) {
             state->skip = 1; /* no guards to check first: the code runs as written, as fast */
+            state->skipped_calls = 0;
+            state->recheck_after = entry->recheck; /* then timed again: its inputs may have grown */
         }
     }
     Py_DECREF(code);
@@ -361,7 +410,7 @@ static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, in
         return eval_default(tstate, frame, throwflag);
     }
     ExtraState *state = extra_state_get(code);
-    if (state != NULL && state->skip) {
+    if (state != NULL && state->skip && !cache_skipped_call(state)) {
         return eval_default(tstate, frame, throwflag);
     }
     PyFunctionObject *func = compat_frame_function(frame);

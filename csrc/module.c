@@ -52,6 +52,16 @@ static PyObject *py_mark_skip(PyObject *module, PyObject *arg) {
     ExtraState *state = extra_state_get_or_create(code);
     if (state == NULL) return NULL;
     state->skip = 1;
+    state->recheck_after = 0; /* for good */
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_set_turn_timer(PyObject *module, PyObject *arg) {
+    if (arg != Py_None && !PyCallable_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "set_turn_timer() takes a callable returning seconds, or None");
+        return NULL;
+    }
+    eval_frame_set_turn_timer(arg);
     Py_RETURN_NONE;
 }
 
@@ -61,6 +71,7 @@ static PyObject *py_clear_cache(PyObject *module, PyObject *arg) {
     ExtraState *state = extra_state_get(code);
     if (state != NULL) {
         state->skip = 0;
+        state->recheck_after = state->skipped_calls = 0;
         if (PyList_SetSlice(state->entries, 0, PyList_GET_SIZE(state->entries), NULL) < 0) {
             return NULL;
         }
@@ -124,6 +135,8 @@ static PyMethodDef module_methods[] = {
     {"cache_entries", py_cache_entries, METH_O, "cache_entries(code) -> [CacheEntry], newest use first"},
     {"is_skipped", py_is_skipped, METH_O, "is_skipped(code) -> whether the hook ignores this code"},
     {"mark_skip", py_mark_skip, METH_O, "mark_skip(code): the hook will ignore this code"},
+    {"set_turn_timer", py_set_turn_timer, METH_O,
+     "set_turn_timer(fn): timed turns read the time from fn() (None: the monotonic clock); for tests"},
     {"clear_cache", py_clear_cache, METH_O, "clear_cache(code): drop its entries and SKIP mark"},
     {NULL},
 };

@@ -82,11 +82,19 @@ recompiles_for_values: int = 1
 # unrolled only if its body cannot be captured.
 loop_unroll_threshold: int = 64
 
-# Calls of a new compiled version that take turns with the original code, each timed; a version
-# whose fastest call is slower than the original's fastest is dropped for the original (explain
-# says so), and a code whose every version is dropped runs as written. 0 (the default for now):
-# no timed turns; 16 measures well on functions of microseconds.
-timed_turns: int = 0
+# Calls of a new compiled version that take turns with the original code, each timed (the compiled
+# code first, its guards included); a version whose fastest call is slower than the original's
+# fastest is dropped for the original (explain says so, with both times), and a code whose every
+# version is dropped runs as written, no guards checked. A version over twice as fast as the
+# original stops taking turns early. 16 (8 calls of each) measures well on functions of
+# microseconds; 0: no turns, the compiled code runs from its first call (the test suite's default,
+# DYNAMO_TIMED_TURNS=0, so that every test runs what was compiled).
+timed_turns: int = int(os.environ.get("DYNAMO_TIMED_TURNS", "16"))
+
+# Calls after which a dropped version takes its timed turns again, four times as many after each
+# such re-measure (1000, 4000, 16000, ...): inputs that grow, new shapes under dynamic sizes, may
+# make it pay; re-measuring costs at most a few slower calls in a thousand. 0: dropped for good.
+timed_turns_recheck: int = 1000
 
 # Items (of a tuple, list, str or bytes) or bits (of an int) that one Python value made while tracing
 # may have, and items a container read from the frame may hold; past it the operation runs in

@@ -357,7 +357,8 @@ class ConvertFrame:
                 if getattr(made, "source", None) is None:
                     output_code_log.debug("code of a graph of %s (%s backend):\n%s", code.co_qualname,
                                           self.backend_name, graph.graph_module.code)
-        return compiled.guards.compile(), code_to_run(code, compiled), compiled.unhooked, config.timed_turns
+        return (compiled.guards.compile(), code_to_run(code, compiled), compiled.unhooked, config.timed_turns,
+                config.timed_turns_recheck)
 
     def compile_frame(self, frame: Any) -> CompiledFrame:
         """Trace the frame into a graph; when something cannot be captured, fall back to the

@@ -335,7 +335,10 @@ def dropped_versions(callback: Any) -> list[str]:
     lines = []
     for code in dict.fromkeys(code for code, _ in callback.compiled_frames):
         for entry in _C.cache_entries(code):
-            if entry.owner is callback and entry.dropped:
+            if entry.owner is callback and entry.dropped and entry.best_original == 0.0:
+                lines.append(f"{code.co_qualname}: a version that never ran after the call that compiled it "
+                             "(dropped with a slower one)")
+            elif entry.owner is callback and entry.dropped:
                 lines.append(f"{code.co_qualname}: {entry.best_compiled * 1e6:.1f} us per call compiled, "
                              f"{entry.best_original * 1e6:.1f} us as written")
     return lines

@@ -1,15 +1,19 @@
 """Shared test set-up: every test starts from an empty compile cache; --runslow enables slow cases;
-an internal error of the compiler fails the test instead of falling back (config.strict)."""
+an internal error of the compiler fails the test instead of falling back (config.strict); no timed
+turns, so that every call runs the compiled code the test checks (tests/dynamo/test_timed_turns.py
+turns them on and checks that they change nothing but time)."""
 import os
 
 import pytest
 
 # strict in the programs the tests start too (python -m dynamo, pytest -p dynamo.pytest_plugin)
 os.environ["DYNAMO_STRICT"] = "1"
+os.environ["DYNAMO_TIMED_TURNS"] = "0"
 
 import dynamo  # noqa: E402
 
 dynamo.config.strict = True  # dynamo may have been imported before this file (pytest -p)
+dynamo.config.timed_turns = 0
 
 
 def pytest_addoption(parser):
