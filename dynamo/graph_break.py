@@ -216,6 +216,7 @@ def _split_target(tx: "InstructionTranslator") -> int:
 
 
 _CLEAR_TEMPS = object()  # stands for the clearing of the temporaries until codegen_break ends
+_CLEAR_DEAD_TEMPS = object()  # before the instruction run in Python: the temporaries no later code reads
 
 
 def _clear_temps(cg: PyCodegen) -> None:
@@ -230,6 +231,16 @@ def _clear_temps(cg: PyCodegen) -> None:
     for name in sorted(names):
         clearing += [Instr("LOAD_CONST", None), Instr("STORE_FAST", name)]
     cg.instructions[:] = [i for item in cg.instructions for i in (clearing if item is _CLEAR_TEMPS else [item])]
+    if _CLEAR_DEAD_TEMPS in cg.instructions:
+        # the objects built for the replay (`obj.x = iter(lst)` of a dead obj) die before the
+        # instruction runs, as they do in plain Python, unless the resume call still reads them
+        at = cg.instructions.index(_CLEAR_DEAD_TEMPS)
+        stored = {i.arg for i in cg.instructions[:at]
+                  if isinstance(i, Instr) and i.name == "STORE_FAST" and isinstance(i.arg, str)}
+        read_later = {name for i in cg.instructions[at:] if isinstance(i, Instr) and i.name.startswith("LOAD_FAST")
+                      for name in (i.arg if isinstance(i.arg, tuple) else (i.arg,)) if isinstance(name, str)}
+        dead = sorted(name for name in stored if str(name).startswith("___") and name not in read_later)
+        cg.instructions[at:at + 1] = [i for name in dead for i in (Instr("LOAD_CONST", None), Instr("STORE_FAST", name))]
 
 
 class MethodLoad(VariableTracker):
@@ -411,8 +422,8 @@ def reconstruct(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTrack
 
 
 def _rebuild_nested(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTracker) -> bool:
-    if type(value) in (UserMethodVariable, NestedFunctionVariable) or isinstance(value, GeneratorVariable):
-        reconstruct(cg, tx, value)
+    if type(value) in (UserMethodVariable, NestedFunctionVariable) or isinstance(value, IteratorVariable):
+        reconstruct(cg, tx, value)  # built once: an iterator inside zip() may be a local too
         return True
     return False
 
@@ -452,9 +463,14 @@ def _rebuild_generator(cg: PyCodegen, tx: "InstructionTranslator", generator: Ge
     yield (a loop over it broke the graph), by a generator function that starts after that yield
     with the same stack and locals (a resume function of the generator)."""
     child = generator.translator
+    names = generator.names or (child.code.co_name, child.code.co_qualname)
+    cg.begin_call(_named)
     if generator.finished:
         cg.begin_call(_finished_generator)
         cg.end_call(0)
+        cg.load_const(names[0])
+        cg.load_const(names[1])
+        cg.end_call(3)
         return
     if child.steps:
         cg.begin_call(_primed)  # next() runs it up to the yield its code starts with
@@ -488,6 +504,15 @@ def _rebuild_generator(cg: PyCodegen, tx: "InstructionTranslator", generator: Ge
     cg.end_call(len(arguments))
     if child.steps:
         cg.end_call(1)
+    cg.load_const(names[0])
+    cg.load_const(names[1])
+    cg.end_call(3)
+
+
+def _named(generator: Any, name: str, qualname: str) -> Any:
+    """The rebuilt generator with the names the traced one had (its function's, not its code's)."""
+    generator.__name__, generator.__qualname__ = name, qualname
+    return generator
 
 
 def _primed(generator: Any) -> Any:
@@ -546,6 +571,7 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
     for value in operands:
         if value is not _PAIR_REST:
             reconstruct(cg, tx, value)
+    cg.append(_CLEAR_DEAD_TEMPS)  # gc.collect() must not find objects that only the temporaries hold
     result_nulls: frozenset[int] = frozenset()
     if inst.name == "LOAD_METHOD" or (inst.name == "LOAD_ATTR" and compat.attr_arg(inst)[0]):
         # the bound method alone; the NULL beside it exists only in the resume function's stack

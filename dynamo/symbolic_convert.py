@@ -67,7 +67,11 @@ class TranslatorBase(LoadStoreMixin, OperatorsMixin, CallsMixin, ContainersMixin
         child = InliningTranslator(code, fn.get_globals(), self.output, symbolic_locals, self,
                                    closure=fn.closure_cells(self), globals_source=_globals_source(fn, self))
         if code.co_flags & inspect.CO_GENERATOR:  # nothing runs until the first next()
-            return GeneratorVariable(child, code.co_qualname)
+            # the generator takes the function's names as they are now (they may have been set)
+            real = getattr(fn, "fn", None)
+            name = real.__name__ if isinstance(real, types.FunctionType) else code.co_name
+            qualname = real.__qualname__ if isinstance(real, types.FunctionType) else getattr(fn, "qualname", code.co_qualname)
+            return GeneratorVariable(child, code.co_qualname, names=(name, qualname))
         return child.run()
 
 

@@ -22,10 +22,6 @@ MODULES = ["test_binop", "test_augassign", "test_compare", "test_scope", "test_c
 # issue #17 another change owns, or found here and not fixed yet. Every other test must match; delete
 # an entry once it passes: {module: {test id: reason}}.
 KNOWN: dict[str, dict[str, str]] = {
-    'test_builtin': {
-        'test_builtin.BuiltinTest::test_zip_strict_iterators':
-            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
-    },
     'test_descr': {
         'test_descr.ClassPropertiesAndMethods::test_remove_subclass':
             'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
@@ -50,26 +46,10 @@ KNOWN: dict[str, dict[str, str]] = {
         'test_exceptions.PEP626Tests::test_missing_lineno_shows_as_none':
             'issue #17 class 6 (introspection), owned by the semantics change',
     },
-    'test_generators': {
-        'test_generators.GeneratorTest::test_name':
-            'issue #17 class 6 (introspection), owned by the semantics change',
-    },
     'test_iter': {
         'test_iter.TestCase::test_reduce_mutating_builtins_iter':
             'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
         'test_iter.TestCase::test_ref_counting_behavior':
-            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
-    },
-    'test_list': {
-        'test_list.ListTest::test_iterator_pickle':
-            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
-    },
-    'test_math': {
-        'test_math.MathTests::testFsum':
-            'issue #17 class 6 (introspection), owned by the semantics change (sys.float_info folded loses its field names)',
-    },
-    'test_set': {
-        'test_set.TestSet::test_container_iterator':
             'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
     },
 }

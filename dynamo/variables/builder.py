@@ -24,6 +24,9 @@ def wrap_constant_result(value: Any) -> VariableTracker:
     """A Python value computed while tracing (no source, no guard)."""
     from .sequences import ListVariable, SliceVariable, TupleVariable
 
+    if isinstance(value, tuple) and type(value) is not tuple and not hasattr(value, "__dict__") \
+            and all(is_constant_value(v) for v in value):
+        return ConstantVariable(value)  # sys.float_info, a namedtuple: their fields are attributes
     if isinstance(value, tuple):
         return TupleVariable([wrap_constant_result(v) for v in value])
     if isinstance(value, list):

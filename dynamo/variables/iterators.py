@@ -15,6 +15,14 @@ if TYPE_CHECKING:
     from ..translator.core import InstructionTranslatorBase as Tx
 
 
+def rebuild_inner(codegen: "PyCodegen", iterator: VariableTracker) -> None:
+    """Push an iterator that zip(), enumerate(), filter() or chain() wraps: the frame's own
+    object when the frame holds it too (zip(x, y) then next(x) advances one iterator)."""
+    if codegen.rebuild is not None and codegen.rebuild(iterator):
+        return
+    iterator.reconstruct(codegen)
+
+
 class IteratorVariable(VariableTracker):
     """Base of the iterators: iter(it) is it, and draining one is repeated next_item()."""
 
@@ -87,8 +95,13 @@ class ListIteratorVariable(IteratorVariable):
     def reconstruct(self, codegen: "PyCodegen") -> None:
         from .arrays import ArrayVariable
 
+        from .sequences import BaseSequenceVariable
+
         container = self.container
-        if container is not None and (container.source is not None or container.is_python_constant()
+        # a list the trace made is rebuilt once (the iterator and the frame's name hold one list);
+        # an exhausted iterator over it stays empty when the list grows: the fallback below
+        made_here = isinstance(container, BaseSequenceVariable) and not self.exhausted
+        if container is not None and (container.source is not None or container.is_python_constant() or made_here
                                       or type(container) is ArrayVariable):  # an array the graph computes
             codegen.begin_call(_iterator_at)
             container.reconstruct(codegen)
@@ -224,7 +237,7 @@ class ZipVariable(IteratorVariable):
         codegen.load_const(self.strict)
         codegen.load_const(self.done)
         for iterator in self.iterators:
-            iterator.reconstruct(codegen)
+            rebuild_inner(codegen, iterator)
         codegen.end_call(2 + len(self.iterators))
 
     def _check_strict(self, tx: "Tx", position: int) -> None:
@@ -250,7 +263,7 @@ class EnumerateVariable(IteratorVariable):
 
     def reconstruct(self, codegen: "PyCodegen") -> None:
         codegen.begin_call(enumerate)
-        self.inner.reconstruct(codegen)
+        rebuild_inner(codegen, self.inner)
         codegen.load_const(self.count)
         codegen.end_call(2)
 
@@ -289,7 +302,7 @@ class FilterVariable(IteratorVariable):
             codegen.load_const(None)
         else:
             self.fn.reconstruct(codegen)
-        self.inner.reconstruct(codegen)
+        rebuild_inner(codegen, self.inner)
         codegen.end_call(2)
 
 
@@ -313,7 +326,7 @@ class ChainVariable(IteratorVariable):
 
         codegen.begin_call(itertools.chain)
         for iterator in self.iterators:
-            iterator.reconstruct(codegen)
+            rebuild_inner(codegen, iterator)
         codegen.end_call(len(self.iterators))
 
 
@@ -363,10 +376,11 @@ class GeneratorVariable(IteratorVariable):
     tracing: each next() runs its inlined code up to the next yield, so its body interleaves
     with the caller's exactly as in CPython."""
 
-    def __init__(self, translator: Any, name: str, **kwargs: Any) -> None:
+    def __init__(self, translator: Any, name: str, names: tuple[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.translator = translator
         self.name = name
+        self.names = names  # the generator's __name__ and __qualname__: its function's at the call
         self.finished = False
         self.running = False
 

@@ -1,6 +1,7 @@
 """Cases found by running CPython's Lib/test under the pytest plugin (tests/test_cpython_suite.py),
 each reduced to its mechanism and compared plain against compiled: identity of tuple(), object_init's
 argument check, list equality whose items mutate the lists, odd values read from the frame."""
+import itertools
 import types
 import weakref
 
@@ -61,12 +62,61 @@ def list_equality_after_items_clear_the_lists(x):
     return first == second, third == fourth, third != fourth, x - 1
 
 
+def wrapped_iterators_after_a_break(x):
+    a, b, c = iter(range(5)), iter([10, 11, 12]), iter(range(3))
+    zipped, counted, chained = zip(a, [0], strict=True), enumerate(b), itertools.chain(c)
+    print(end="")  # a graph break: the wrappers and the iterators they wrap are rebuilt, once each
+    try:
+        list(zipped)
+    except ValueError as error:
+        message = str(error)
+    return message, next(a), next(counted), next(b), next(chained), next(c), x + 1
+
+
+def list_iterator_and_its_list_after_a_break(x):
+    numbers = [4, 5, 6, 7]
+    iterator = iter(numbers)
+    next(iterator)
+    print(end="")  # a graph break: one list rebuilt, which the iterator walks
+    numbers[:] = [10, 11, 12, 13, 14, 15]
+    return list(iterator), x + 1
+
+
+def struct_sequence_imported_in_the_function(x):
+    from sys import float_info  # a module attribute with no source: folded as the value it is
+
+    return float_info.mant_dig, float_info[0], type(float_info).__name__, float_info, x * 2
+
+
+def counts_to_three():
+    yield 1
+    yield 2
+    yield 3
+
+
+def generator_names_after_a_break(x):
+    def local_generator():
+        yield 1
+
+    local_generator.__name__, local_generator.__qualname__ = "renamed", "renamed_qualname"
+    made, started, finished = local_generator(), counts_to_three(), counts_to_three()
+    next(started)
+    list(finished)
+    print(end="")  # a graph break: each generator is rebuilt (not started, suspended, finished)
+    names = [(g.__name__, g.__qualname__) for g in (made, started, finished)]
+    return names, list(made), list(started), list(finished), x + 1
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("fn, make_args", [
+    (generator_names_after_a_break, lambda: (np.arange(3.0),)),
+    (struct_sequence_imported_in_the_function, lambda: (np.arange(3.0),)),
+    (list_iterator_and_its_list_after_a_break, lambda: (np.arange(3.0),)),
+    (wrapped_iterators_after_a_break, lambda: (np.arange(3.0),)),
     (tuple_of_a_tuple_is_itself, lambda: ((5, 6), np.arange(3.0))),
     (object_init_checks_its_arguments, lambda: (np.arange(3.0),)),
     (list_equality_after_items_clear_the_lists, lambda: (np.arange(3.0),)),
-], ids=["tuple", "object_init", "list_eq"])
+], ids=["generator_names", "struct_sequence", "list_iterator", "wrapped_iterators", "tuple", "object_init", "list_eq"])
 def test_builtins_as_python(fn, make_args, backend):
     check_same(fn, make_args, backend, observe=lambda: list(CALLS), reset=CALLS.clear)
 
