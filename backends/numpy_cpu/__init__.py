@@ -20,7 +20,7 @@ from ...fx_ir.user_lines import compile_at_user_lines
 from .. import settings
 from ..registry import register_backend
 from .blocking import Machine, decide, this_machine
-from .loop_source import loop_function
+from .loop_source import loop_function, while_function
 from .plan import Plan, make_plan
 from .runtime import BlockedLoop, DynamicLoop, scratch_key
 from .source import ModuleSource, SourceWriter
@@ -70,7 +70,7 @@ class NumpyBackend:
             loop = loop_of(node)
             if loop is not None:
                 body = self(loop.body, [])
-                whole = loop_function(body, loop.num_carried) if isinstance(loop, ForLoop) else None
+                whole = (loop_function if isinstance(loop, ForLoop) else while_function)(body, loop.num_carried)
                 graph_module.set_attribute(node.target, loop.with_body(body, whole))
 
     # -- the three stages ---------------------------------------------------------------------------

@@ -167,3 +167,12 @@ def test_bodies_that_cannot_be_captured_fall_back_and_explain_says_why(program, 
     capsys.readouterr()
     assert report.loop_count == 0
     assert why in text, text
+
+
+def test_numpy_backend_runs_the_whole_loop_as_one_generated_while_statement():
+    compiled = check_calls(jacobi_until_converged, [diagonally_dominant(8, s) for s in (0, 1, 2)])
+    (frame,) = [frame for _, frame in compiled._dynamo_callback.compiled_frames]
+    gm = frame.graphs[0].graph_module
+    (node,) = loop_nodes(gm.graph)
+    loop = gm.get_attribute(node.target)
+    assert isinstance(loop, WhileLoop) and loop.run_loop is not None and "while ___test:" in loop.run_loop.source
