@@ -243,7 +243,7 @@ void cache_entry_probed(CacheEntry *entry, int original_turn, double seconds) {
     else if (entry->probe == 0 && entry->best_compiled > entry->best_original) {
         entry->dropped = 1;
         entry->in_place = 1;
-        entry->unhooked = 0;
+        entry->unhooked = 1; /* as its turns were timed: plain Python, its callees included */
         entry->recheck_at = entry->recheck > 0 ? entry->hits + entry->recheck : 0;
     }
 }
@@ -266,7 +266,7 @@ int cache_skipped_call(ExtraState *state) {
     if (state->recheck_after <= 0 || ++state->skipped_calls < state->recheck_after) {
         return 0;
     }
-    state->skip = 0;
+    state->skip = state->skip_unhooked = 0;
     state->recheck_after = state->skipped_calls = 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(state->entries); i++) {
         cache_entry_rearm((CacheEntry *)PyList_GET_ITEM(state->entries, i));

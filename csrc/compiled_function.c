@@ -117,6 +117,16 @@ static PyObject *compiled_function_vectorcall(CompiledFunction *self, PyObject *
         /* a debugger or coverage traces this thread: the original code runs, every line of it */
         return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
     }
+    if (PyFunction_Check(self->fn)) {
+        ExtraState *state = extra_state_get((PyCodeObject *)PyFunction_GET_CODE(self->fn));
+        if (state != NULL && state->skip && state->skip_unhooked && !cache_skipped_call(state)) {
+            /* every version dropped by its timed turns: plain Python, as the turns timed it */
+            PyObject *suspended = eval_frame_suspend();
+            PyObject *result = PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+            eval_frame_resume(suspended);
+            return result;
+        }
+    }
     PyObject *slots[MAX_BOUND_SLOTS];
     PyObject *const *bound = NULL;
     CacheEntry *entry = lookup_before_frame(self, args, nargs, kwnames, slots, &bound);

@@ -61,6 +61,8 @@ typedef struct ExtraState {
      * as written (`skipped_calls` counts them) the dropped entries are timed again */
     Py_ssize_t recheck_after;
     Py_ssize_t skipped_calls;
+    int skip_unhooked;              /* skip set for drops: its frames run with the hook off too, as
+                                       the original's turns were timed (plain Python, callees included) */
 } ExtraState;
 
 int cache_module_init(void);

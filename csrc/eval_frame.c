@@ -249,6 +249,7 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
         ExtraState *state = extra_state_get_or_create(code);
         if (state != NULL) {
             state->skip = 1;
+            state->skip_unhooked = 0;
             state->recheck_after = 0; /* for good */
         }
     }
@@ -337,7 +338,7 @@ static void retire_never_hit(ExtraState *state, CacheEntry *dropped) {
             !other->in_place) {
             other->dropped = 1;
             other->in_place = 1;
-            other->unhooked = 0;
+            other->unhooked = 1;
             other->probe = 0;
             other->recheck_at = 0; /* rearmed with the code's skip lifted, or never */
         }
@@ -380,6 +381,7 @@ static PyObject *probe_turn(PyThreadState *tstate, DynamoFrame *frame, int throw
         }
         if (state != NULL && all_run_the_original(state)) {
             state->skip = 1; /* no guards to check first: the code runs as written, as fast */
+            state->skip_unhooked = 1;
             state->skipped_calls = 0;
             state->recheck_after = entry->recheck; /* then timed again: its inputs may have grown */
         }
@@ -411,7 +413,13 @@ static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, in
     }
     ExtraState *state = extra_state_get(code);
     if (state != NULL && state->skip && !cache_skipped_call(state)) {
-        return eval_default(tstate, frame, throwflag);
+        if (!state->skip_unhooked) {
+            return eval_default(tstate, frame, throwflag);
+        }
+        PyObject *suspended = eval_frame_suspend(); /* every version dropped: plain Python, callees too */
+        PyObject *result = eval_default(tstate, frame, throwflag);
+        eval_frame_resume(suspended);
+        return result;
     }
     PyFunctionObject *func = compat_frame_function(frame);
     GuardInputs inputs = {

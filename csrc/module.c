@@ -52,6 +52,7 @@ static PyObject *py_mark_skip(PyObject *module, PyObject *arg) {
     ExtraState *state = extra_state_get_or_create(code);
     if (state == NULL) return NULL;
     state->skip = 1;
+    state->skip_unhooked = 0;
     state->recheck_after = 0; /* for good */
     Py_RETURN_NONE;
 }
@@ -72,6 +73,7 @@ static PyObject *py_clear_cache(PyObject *module, PyObject *arg) {
     if (state != NULL) {
         state->skip = 0;
         state->recheck_after = state->skipped_calls = 0;
+        state->skip_unhooked = 0;
         if (PyList_SetSlice(state->entries, 0, PyList_GET_SIZE(state->entries), NULL) < 0) {
             return NULL;
         }

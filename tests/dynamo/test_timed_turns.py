@@ -158,17 +158,18 @@ def test_a_dropped_version_that_stays_slower_is_timed_again_ever_later(clock):
     assert entry.dropped and entry.recheck == 48 and len(calls) == 3  # measured at calls 1, 5 and 18
 
 
-def test_original_turns_compile_nothing_the_compiled_code_inlined():
+def test_original_turns_and_a_dropped_version_compile_nothing_the_compiled_code_inlined(clock):
     def helper(v):
         return v * 3.0
 
     def outer(v):
         return helper(v) + 1.0
 
-    compiled = dynamo.compile(outer)
+    compiled = dynamo.compile(outer, backend=backend_costing(clock, [1.0], []))
     x = np.arange(5.0)
-    for _ in range(dynamo.config.timed_turns):  # the turns (once dropped, outer's callees compile)
+    for _ in range(dynamo.config.timed_turns + 4):  # its turns, then plain Python, helper included
         assert same_value(compiled(x), outer(x))
+    assert _C.is_skipped(outer.__code__)
     assert [code.co_name for code, _ in compiled._dynamo_callback.compiled_frames] == ["outer"]
 
 
