@@ -150,8 +150,9 @@ CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *
         }
         if (ok) {
             entry->hits++;
+            entry->last_hit = ++state->hit_serial;
             if (entry->recheck_at > 0 && entry->hits >= entry->recheck_at) {
-                cache_entry_rearm(entry); /* dropped a while ago: time it again on these inputs */
+                cache_entry_rearm(entry, state->hit_serial); /* dropped a while ago: time it again */
             }
             /* the guard may have changed the list (clear_cache(), a compile it ran): move
              * the entry only if it is still where it was */
@@ -223,7 +224,7 @@ CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, P
     entry->compiled_unhooked = unhooked;
     entry->recheck = recheck;
     entry->recheck_at = 0;
-    entry->armed_hits = 0;
+    entry->last_hit = entry->armed_at = state->hit_serial;
     int err = PyList_Insert(state->entries, 0, (PyObject *)entry);
     Py_DECREF(entry);
     return err < 0 ? NULL : entry;
@@ -248,7 +249,7 @@ void cache_entry_probed(CacheEntry *entry, int original_turn, double seconds) {
     }
 }
 
-void cache_entry_rearm(CacheEntry *entry) {
+void cache_entry_rearm(CacheEntry *entry, Py_ssize_t now) {
     if (!entry->dropped) {
         return;
     }
@@ -258,7 +259,7 @@ void cache_entry_rearm(CacheEntry *entry) {
     entry->probe = entry->turns;
     entry->best_compiled = entry->best_original = 0.0; /* the inputs may have changed since */
     entry->recheck_at = 0;
-    entry->armed_hits = entry->hits;
+    entry->armed_at = now;
     entry->recheck = entry->recheck > PY_SSIZE_T_MAX / 4 ? entry->recheck : 4 * entry->recheck;
 }
 
@@ -269,7 +270,7 @@ int cache_skipped_call(ExtraState *state) {
     state->skip = state->skip_unhooked = 0;
     state->recheck_after = state->skipped_calls = 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(state->entries); i++) {
-        cache_entry_rearm((CacheEntry *)PyList_GET_ITEM(state->entries, i));
+        cache_entry_rearm((CacheEntry *)PyList_GET_ITEM(state->entries, i), state->hit_serial);
     }
     return 1;
 }

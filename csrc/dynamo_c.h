@@ -45,7 +45,10 @@ typedef struct CacheEntry {
      * each re-measure: inputs that grow (new shapes under dynamic sizes) may make it pay. */
     Py_ssize_t recheck;
     Py_ssize_t recheck_at;    /* hits at which a dropped entry is timed again (0: not dropped) */
-    Py_ssize_t armed_hits;    /* hits when it was made or last rearmed: none since, it is stale */
+    /* Stamps from the code's count of hits (ExtraState.hit_serial): of this entry's last hit, and
+     * of when it was made or last rearmed. A version not hit since another was armed is stale. */
+    Py_ssize_t last_hit;
+    Py_ssize_t armed_at;
 } CacheEntry;
 
 extern PyTypeObject CacheEntry_Type;
@@ -61,6 +64,7 @@ typedef struct ExtraState {
      * as written (`skipped_calls` counts them) the dropped entries are timed again */
     Py_ssize_t recheck_after;
     Py_ssize_t skipped_calls;
+    Py_ssize_t hit_serial;          /* hits of any of its entries so far: stamps for staleness */
     int skip_unhooked;              /* skip set for drops: its frames run with the hook off too, as
                                        the original's turns were timed (plain Python, callees included) */
 } ExtraState;
@@ -85,7 +89,7 @@ CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, P
  * clearly faster, and drops the entry once probing ends with it slower. */
 void cache_entry_probed(CacheEntry *entry, int original_turn, double seconds);
 /* Times a dropped entry again: it takes its turns with the original from its next hit. */
-void cache_entry_rearm(CacheEntry *entry);
+void cache_entry_rearm(CacheEntry *entry, Py_ssize_t now);
 /* A call of a code skipped because all its entries were dropped: 1 when it is time to measure
  * them again (the skip is lifted and the entries rearmed), else 0. */
 int cache_skipped_call(ExtraState *state);

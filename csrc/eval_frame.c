@@ -327,14 +327,14 @@ static int all_run_the_original(ExtraState *state) {
     return 1;
 }
 
-/* When `dropped` was just dropped after its turns: the versions that never ran since they were
- * compiled or last rearmed (made for values that did not come again, as a float that was specialized once) are
- * dropped with it, so that the code can run as written without checking their guards first.
- * They are timed again with it at its next re-measure. */
+/* When `dropped` was just dropped after its turns: the versions not hit since it was made or last
+ * rearmed (made for values that did not come again, as a float specialized once; some still in
+ * their turns) are dropped with it, so that the code can run as written without checking their
+ * guards first. They are timed again with it at its next re-measure. */
 static void retire_never_hit(ExtraState *state, CacheEntry *dropped) {
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(state->entries); i++) {
         CacheEntry *other = (CacheEntry *)PyList_GET_ITEM(state->entries, i);
-        if (other != dropped && other->owner == dropped->owner && other->hits == other->armed_hits &&
+        if (other != dropped && other->owner == dropped->owner && other->last_hit <= dropped->armed_at &&
             !other->in_place) {
             other->dropped = 1;
             other->in_place = 1;

@@ -223,3 +223,44 @@ def test_versions_that_never_ran_again_are_dropped_with_a_slower_one(clock):
     assert len(entries) == 2 and all(e.dropped for e in entries) and _C.is_skipped(affine.__code__)
     text = str(report_from(compiled._dynamo_callback))
     assert "affine: a version that never ran after the call that compiled it" in text
+
+
+class Vec:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __add__(self, other):
+        return Vec(self.x + other.x, self.y + other.y)
+
+    def __mul__(self, s):
+        return Vec(self.x * s, self.y * s)
+
+
+class Particle:
+    def __init__(self, pos, vel):
+        self.pos, self.vel = pos, vel
+
+
+def move(p, dt):
+    force = Vec(-p.pos.x, -p.pos.y) * 0.5
+    p.vel = (p.vel + force * dt) * 0.99
+    p.pos = p.pos + p.vel * dt
+
+
+def swarm():
+    rng = np.random.default_rng(2)
+    return [Particle(Vec(*rng.standard_normal(2)), Vec(0.0, 0.0)) for _ in range(6)]
+
+
+def test_a_particle_update_dropped_for_plain_python_moves_every_particle_the_same(clock):
+    compiled = dynamo.compile(move, backend=backend_costing(clock, [1.0], []))
+    mine, theirs = swarm(), swarm()
+    for _ in range(12):  # 72 calls: turns of each version, drops, then plain Python
+        for p, q in zip(mine, theirs):
+            compiled(p, 0.01)
+            move(q, 0.01)
+            assert same_value((p.pos.x, p.pos.y, p.vel.x, p.vel.y), (q.pos.x, q.pos.y, q.vel.x, q.vel.y))
+    names = [code.co_name for code, _ in compiled._dynamo_callback.compiled_frames]
+    # specialized on the first float, then floats as inputs, then velocities that became np.float64
+    assert names == ["move"] * 3
+    assert _C.is_skipped(move.__code__) and all(e.dropped for e in _C.cache_entries(move.__code__))
