@@ -112,6 +112,10 @@ def lower_broadcast_to(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: di
 @rule(np.asarray, np.ascontiguousarray, np.asanyarray)
 def lower_asarray(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> TensorValue:
     x = _array(args[0], "asarray")
+    if node.target is np.ascontiguousarray:
+        # the array itself when it is C-contiguous, else a copy: a layout kernel values do not carry
+        # (as a view, a reversed array's copy saw the program's later writes into the array)
+        raise Unsupported("ascontiguousarray: a copy or the array itself, by the array's layout")
     meta = node_meta(node)
     if meta is None or meta.dtype != x.dtype or set(kwargs) - {"dtype"}:
         raise Unsupported("asarray that converts")

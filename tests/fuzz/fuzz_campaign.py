@@ -33,6 +33,10 @@ class Campaign:
         self.known = Counter[str]()
         self.skipped = 0
         self.kinds: set[tuple[str, str]] = set()
+        # called before each check (seed, backend) and after it (seed, backend, outcome): the
+        # parallel runner's watchdog learns from them which program a silent worker is stuck in
+        self.on_start: Callable[[int, str], Any] = lambda seed, backend: None
+        self.on_outcome: Callable[[int, str, dict], Any] = lambda seed, backend, outcome: None
 
     def run(self, seeds: Iterable[int]) -> None:
         for done, seed in enumerate(seeds, 1):
@@ -45,12 +49,21 @@ class Campaign:
             except SyntaxError as error:  # a generator bug: say so, and go on with the campaign
                 self.log(f"seed {seed}: the generated program does not compile ({error}); skipped")
                 self.skipped += 1
+                for backend in self.backends:
+                    self.on_outcome(seed, backend, {"outcome": "skipped"})
                 continue
             for backend in self.backends:
+                self.on_start(seed, backend)
+                skipped = self.skipped
                 failure = self.check(program, backend, seed)
                 self.programs[backend] += 1
+                outcome: dict = {"outcome": "skipped" if self.skipped > skipped else "ok"}
                 if failure is not None:
-                    self.record(failure, program.arguments)
+                    known = self.record(failure, program.arguments)
+                    outcome = {"outcome": "known", "known": known} if known else {
+                        "outcome": "failure", "what": failure.what, "signature": failure.signature,
+                        "report": failure.report()}
+                self.on_outcome(seed, backend, outcome)
 
     def check(self, program: Any, backend: str, seed: int) -> Failure | None:
         try:
@@ -65,11 +78,12 @@ class Campaign:
                 return None
             return Failure(seed, backend, 0, "timeout", str(error), program.source)
 
-    def record(self, failure: Failure, arguments: Any) -> None:
+    def record(self, failure: Failure, arguments: Any) -> str | None:
+        """Counts a failure; the name of its known class, or None for a new one (logged, minimized)."""
         known = known_class(failure)
         if known is not None:
             self.known[known.name] += 1
-            return
+            return known.name
         key = (failure.backend, failure.signature)
         small = None
         if self.minimize and key not in self.kinds:
@@ -82,6 +96,7 @@ class Campaign:
             name = f"{failure.backend}-{failure.seed}-{failure.what.replace(' ', '_')}.py"
             text = "# " + failure.report().replace("\n", "\n# ", 2) + "\n" + (small or "")
             (self.out / name).write_text(text)
+        return None
 
     def report(self, seconds: float) -> str:
         lines = [f"{sum(self.programs.values())} program runs in {seconds:.0f} s: "

@@ -5,6 +5,7 @@ and dtypes of the first and of the third call), so the programs are valid most o
 """
 from __future__ import annotations
 
+import ast
 import math
 import random
 import warnings
@@ -138,11 +139,13 @@ class Generator:
         for ns in self.namespaces():
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
+                check_bounded(expr, ns)
                 results.append(eval(expr, ns))  # noqa: S307 - generated test programs
         return results
 
     def execute(self, stmt: str) -> None:
         for ns in self.namespaces():
+            check_bounded(stmt, ns)
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 exec(stmt, ns)  # noqa: S102
@@ -608,6 +611,48 @@ class Generator:
         if r < 0.9:
             return f"return {{'first': {live[0]}, 'last': {live[-1]}}}"
         return f"return [{', '.join(live[-2:])}]"
+
+
+# a Python int raised to (or shifted by) more than this never finishes in the program (CPython's big-int
+# power cannot be interrupted): such a candidate is rejected before it runs
+MAX_INT_EXPONENT = 64
+MAX_INT_BITS = 4096
+
+
+def check_bounded(source: str, namespace: dict[str, Any]) -> None:
+    """Raises _Rejected if `source` raises a Python int to a large power or shifts one far, or if a
+    Python int it reads is already huge (it grows in loops: `v = v * v` run 600 times)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name) and isinstance(namespace.get(node.id), int) \
+                and namespace[node.id].bit_length() > MAX_INT_BITS:
+            raise _Rejected
+    _bounded(ast.parse(source), namespace)
+
+
+def _bounded(node: ast.AST, namespace: dict[str, Any]) -> None:
+    # children first: the exponent of an outer power may itself hold an unbounded one
+    for child in ast.iter_child_nodes(node):
+        _bounded(child, namespace)
+    op = node.op if isinstance(node, (ast.BinOp, ast.AugAssign)) else None
+    if not isinstance(op, (ast.Pow, ast.LShift, ast.Mult)):
+        return
+    right = node.right if isinstance(node, ast.BinOp) else node.value
+    left = node.left if isinstance(node, ast.BinOp) else node.target
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            values = [eval(compile(ast.Expression(side), "<bound>", "eval"), namespace)  # noqa: S307
+                      for side in (left, right)]
+    except Exception:  # noqa: BLE001 - the candidate fails anyway: it is rejected where it runs
+        return
+    ints = [v for v in values if isinstance(v, (int, np.integer)) and not isinstance(v, bool)]
+    if isinstance(op, ast.Mult):  # int * int is fast; a sequence times a huge int is not
+        if any(isinstance(v, (str, list, tuple, bytes)) for v in values) and any(abs(int(v)) > 4096 for v in ints):
+            raise _Rejected
+        return
+    if isinstance(values[1], (int, np.integer)) and abs(int(values[1])) > MAX_INT_EXPONENT \
+            and isinstance(values[0], int):
+        raise _Rejected
 
 
 def signature(value: Any) -> tuple:

@@ -1,6 +1,10 @@
 """Differential fuzzing campaign: random NumPy programs run plain and compiled on each backend.
 
 Usage: python tests/fuzz/run.py --count N --seed S [--backend B ...] [--minimize] [--out DIR]
+       python tests/fuzz/run.py --count N --seed S --workers 2 --journal FILE [--backend B ...]
+       python tests/fuzz/run.py --summary FILE ...
+With --journal the campaign runs in niced worker processes with a watchdog, resumes where the journal
+stops, and appends one line per chunk of seeds (tests/fuzz/campaigns/ keeps the project's journals).
 Backends: eager, numpy, numpy-tiny (tiny blocks, two threads), triton (under TRITON_INTERPRET=1),
 c (when registered). Failures of classes another change owns (fuzz_known.py) are counted apart.
 """
@@ -26,15 +30,43 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--minimize-seconds", type=float, default=120.0)
     parser.add_argument("--out", type=Path, help="folder to write each failure's program into")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--journal", type=Path, help="run in worker processes; resume from and append to FILE")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes with --journal (at most 2 here)")
+    parser.add_argument("--summary", type=Path, nargs="+", help="print the programs run per backend in journals")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--plain-only", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+
+    import fuzz_parallel as parallel
+
+    if options.summary:
+        print(parallel.summary(options.summary))
+        return 0
+    if options.plain_only:   # the watchdog's question: does the plain program finish at all?
+        from fuzz_harness import execute
+        from fuzz_programs import generate
+
+        program = generate(options.seed)
+        execute(program.source, program.arguments, None, str(options.seed))
+        return 0
 
     import fuzz_campaign as campaign
 
     backends = options.backend or campaign.default_backends()
+    seeds = range(options.seed, options.seed + options.count)
+    if options.worker:
+        return parallel.worker_main(backends, seeds)
+    if options.journal:
+        started = time.monotonic()
+        totals = parallel.run_parallel(backends, seeds, workers=options.workers, journal=options.journal,
+                                       out=options.out, log=(lambda text: None) if options.quiet else print)
+        print(f"{sum(totals.values())} program runs in {time.monotonic() - started:.0f} s: {dict(totals)}")
+        print(parallel.summary([options.journal]))
+        return 1 if totals["failure"] else 0
     summary = campaign.Campaign(backends, minimize=options.minimize, minimize_seconds=options.minimize_seconds,
                                 out=options.out, log=None if options.quiet else print)
     started = time.monotonic()
-    summary.run(range(options.seed, options.seed + options.count))
+    summary.run(seeds)
     print(summary.report(time.monotonic() - started))
     return 1 if summary.failures else 0
 
