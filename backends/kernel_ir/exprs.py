@@ -95,7 +95,13 @@ class Const(Expr):
     value: Any
 
     def __new__(cls, value: Any, dtype: Any) -> Const:
-        value = np.asarray(value).astype(dtype).item()
+        with np.errstate(over="raise", invalid="raise"):
+            try:
+                value = np.asarray(value).astype(dtype).item()
+            except FloatingPointError as exc:
+                # NumPy casts the program's scalar (and warns) on every call: folded here, the warning
+                # came once, at compile time, from this line. The caller's node runs as a NumPy step.
+                raise OverflowError(f"the constant {value!r} does not fit {np.dtype(dtype)}") from exc
         # 0.0 and -0.0 (and NaN payloads) must stay distinct keys
         key = (repr(value),)
         return _intern(cls, key, dtype, frozenset(), {"value": value})

@@ -326,9 +326,58 @@ class Lowerer:
 
     # -- NumPy steps -------------------------------------------------------------------------------
 
+    def realize_unread(self, at: Node) -> None:
+        """Work nobody reads still runs, as in NumPy (before `at`, the output): its floating-point
+        warnings are the program's. Not yet before each NumPy step, where NumPy would run it: the c
+        runtime reports an op's warning once per graph run however many kernels raise it."""
+        if self.check is None:
+            return
+        for n in self.graph.nodes:
+            if n is at:
+                break
+            # an unread in-place result (`v //= v` as the last use of v) is its root's new value
+            root = self.root.get(n, n)
+            value = self.env.get(root)
+            if not n.users and root.op != "placeholder" and isinstance(value, TensorValue) \
+                    and value.buffer is None and "view_of" not in value.notes:
+                self.realize(root)
+
+    def write_back_inputs(self) -> None:
+        """Stores functionalized writes to inputs into the inputs: at the end of the graph, and before a
+        NumPy step, which may raise (fuzz seed 1000456: `a[:1] = s` then np.linalg.inv of a singular
+        matrix left `a` unwritten), warn, or read them."""
+        # functionalized writes to inputs land last: nothing reads the inputs' old contents after.
+        # A new value that reads another written input's old contents is stored aside first.
+        targets = {p.name for p in self.writeback if self.env[p].buffer is not self.buffers[p.name]}
+        for placeholder in self.writeback:
+            value = self.env[placeholder]
+            if placeholder.name not in targets:
+                continue
+            xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
+            if {ld.buffer for ld in loads([value.at(xs)])} & (targets - {placeholder.name}):
+                self.realize(placeholder)
+        self.flush()
+        for placeholder in self.writeback:
+            value = self.env[placeholder]
+            target = self.buffers[placeholder.name]
+            if value.buffer is target:
+                continue
+            self.flush()
+            xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
+            if any(ld.buffer == target.name and ld.index != target.offset(xs) for ld in loads([value.at(xs)])):
+                self.realize(placeholder)  # reads neighbours of what it writes: through a temporary
+                value = self.env[placeholder]
+            self.store(target, value, placeholder.name)
+            self.flush()
+            self.env[placeholder] = buffer_value(target)
+
     def fallback(self, node: Node, reason: str) -> None:
         self.fallbacks.append((node.name, reason))
         log.debug("[kernels] %s runs as NumPy code: %s", node.name, reason)
+        written = {p.name for p in self.writeback if self.env[p].buffer is not self.buffers[p.name]}
+        if written:   # lazy values still reading the inputs' old contents are stored first
+            self.realize_readers(written, node)
+            self.write_back_inputs()
         args = map_arg(node.args, self.host_argument)
         kwargs = map_arg(node.kwargs, self.host_argument)
         mutated = self.mutated_buffers(node)
@@ -384,6 +433,9 @@ class Lowerer:
 
     def host_ref(self, node: Node) -> Ref:
         """The node's value on the host: its buffer, a host value, or a NumPy view of a buffer."""
+        # an in-place result is its root (fuzz seed 1000624: `a <<= k; a[[0, -1]] = s` set items of a
+        # temporary holding a << k, and a got the shifted values)
+        node = self.root.get(node, node)
         value = self.env[node]
         if isinstance(value, HostValue):
             return value.ref
@@ -441,6 +493,8 @@ class Lowerer:
         for node, value in list(self.env.items()):
             if not isinstance(value, TensorValue) or value.buffer is not None or "view_of" in value.notes:
                 continue
+            if node in self.root:
+                continue  # an in-place result: its value is its root's
             if not any(self.position.get(u, -1) > here for u in node.users) and node is not at:
                 continue
             xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
@@ -490,13 +544,7 @@ class Lowerer:
         self.current = node
         out_nodes = list(dict.fromkeys(n for n in node.all_input_nodes))
         refs: dict[Node, Any] = {}
-        if self.check is not None:
-            # work nobody reads still runs, as in NumPy: its floating-point warnings are the program's
-            for n in self.graph.nodes:
-                value = self.env.get(n)
-                if not n.users and n.op != "placeholder" and isinstance(value, TensorValue) \
-                        and value.buffer is None and "view_of" not in value.notes and n not in self.root:
-                    self.realize(n)
+        self.realize_unread(node)
         late: list[Node] = []
         for n in out_nodes:
             root = self.root.get(n, n)
@@ -507,30 +555,7 @@ class Lowerer:
                 late.append(n)
                 continue
             self.realize(root)
-        # functionalized writes to inputs land last: nothing reads the inputs' old contents after.
-        # A new value that reads another written input's old contents is stored aside first.
-        targets = {p.name for p in self.writeback if self.env[p].buffer is not self.buffers[p.name]}
-        for placeholder in self.writeback:
-            value = self.env[placeholder]
-            if placeholder.name not in targets:
-                continue
-            xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
-            if {ld.buffer for ld in loads([value.at(xs)])} & (targets - {placeholder.name}):
-                self.realize(placeholder)
-        self.flush()
-        for placeholder in self.writeback:
-            value = self.env[placeholder]
-            target = self.buffers[placeholder.name]
-            if value.buffer is target:
-                continue
-            self.flush()
-            xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
-            if any(ld.buffer == target.name and ld.index != target.offset(xs) for ld in loads([value.at(xs)])):
-                self.realize(placeholder)  # reads neighbours of what it writes: through a temporary
-                value = self.env[placeholder]
-            self.store(target, value, placeholder.name)
-            self.flush()
-            self.env[placeholder] = buffer_value(target)
+        self.write_back_inputs()
         self.flush()
         for n in out_nodes:
             root = self.root.get(n, n)

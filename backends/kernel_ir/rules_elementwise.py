@@ -202,6 +202,14 @@ def lower_astype(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[str
     x, dtype = args[0], (args[1] if len(args) > 1 else kwargs.get("dtype"))
     if set(kwargs) - {"dtype", "copy"} or len(args) > 2:
         raise Unsupported("astype with order or casting arguments")
+    if not isinstance(x, TensorValue):
+        raise Unsupported("astype of a non-array")
+    if np.dtype(dtype) == x.dtype:
+        if kwargs.get("copy", True) is not True:
+            raise Unsupported("astype(copy=False) of the same dtype: the array itself")
+        # a copy, even of the same dtype: not the array's own value, or its buffer (fuzz seed 1000569:
+        # `v = a.astype(np.float64); v *= a` wrote into a float64 argument)
+        return TensorValue(x.shape, x.dtype, x.fn)
     return astype_value(x, np.dtype(dtype))
 
 
