@@ -137,3 +137,8 @@ c_native: bool = os.environ.get("DYNAMO_C_NATIVE", "1") != "0"
 c_openmp: bool = os.environ.get("DYNAMO_C_OPENMP", "1") != "0"
 c_threads: int = int(os.environ.get("DYNAMO_C_THREADS", "0") or 0)
 c_parallel_work: int = 1 << 17
+
+# backend="c": a graph whose C kernels NumPy steps split (exp, tanh, float sums run as NumPy code
+# between them, on full arrays) times its first calls against the numpy backend's blocked code for the
+# same graph and keeps the faster (both give NumPy's bits). DYNAMO_C_CHOOSE_FASTER=0: always the C kernels.
+c_choose_faster: bool = os.environ.get("DYNAMO_C_CHOOSE_FASTER", "1") != "0"

@@ -16,12 +16,13 @@ from typing import Any
 
 import sympy
 
-from ...fx_ir import GraphModule, TensorMeta
-from ..kernel_ir import Expr, Op, Program, Reduce, lower_graph, specialize
-from ..numpy_cpu import EagerOnDevice, device_library
+from ...fx_ir import ForLoop, GraphModule, TensorMeta
+from ..kernel_ir import Expr, HostStep, Op, Program, Reduce, lower_graph, specialize
+from ..numpy_cpu import EagerOnDevice, device_library, numpy_backend
 from .. import settings
 from ..registry import register_backend
 from . import diskcache
+from .choose import FasterOf
 from .codegen import CHECK_MACRO, KernelSource, KernelWriter, SizeSource
 from .emitters import PRELUDE, SUPPORTED_OPS, refuse_op, supported_dtype
 from .runtime import FlagReporter, make_runner
@@ -111,7 +112,19 @@ class CBackend:
         run.compile_seconds = time.perf_counter() - start
         log.debug("[callable] %d kernels, %s in %.1f ms", len(sources),
                   "compiled" if compiled else "from the disk cache", run.compile_seconds * 1e3)
+        if settings.get("c_choose_faster") and splits_into_numpy_steps(program):
+            return self.faster_of(run, graph_module, example_inputs)
         return run
+
+    def faster_of(self, run: Any, graph_module: GraphModule, example_inputs: list[Any]) -> Any:
+        """The C kernels or the numpy backend's code for the same graph, whichever runs faster."""
+        chooser = FasterOf(run, numpy_backend(graph_module, example_inputs), ("c", "numpy"))
+        for name in ("program", "c_source", "module", "compiled", "kernel_count", "fallback_nodes",
+                     "compile_seconds", "python_source"):
+            setattr(chooser, name, getattr(run, name))
+        chooser.notes = run.notes + ["NumPy steps split the C kernels: the first calls time them against the "
+                                     "numpy backend's blocked code and keep the faster"]
+        return chooser
 
     def kernels(self, gm: GraphModule, example_inputs: list[Any]) -> Program:
         program = lower_graph(gm, example_inputs, SUPPORTED_OPS, check=refuse)
@@ -163,6 +176,12 @@ def size_sources(program: Program) -> dict[str, SizeSource]:
             if isinstance(n, sympy.Symbol):
                 found.setdefault(n.name, SizeSource(name, d))
     return found
+
+
+def splits_into_numpy_steps(program: Program) -> bool:
+    """Whether NumPy steps run between kernels on full arrays (a loop node's body is compiled apart)."""
+    steps = [s for s in program.steps if isinstance(s, HostStep)]
+    return bool(steps) and bool(program.kernels) and not any(isinstance(s.call[1], ForLoop) for s in steps)
 
 
 def has_symbolic_sizes(gm: GraphModule) -> bool:
