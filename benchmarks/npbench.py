@@ -36,6 +36,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--only", nargs="*", default=None, help="short names (bench_info file names) to run")
     parser.add_argument("--budget", type=float, default=3.0, help="seconds of timed rounds per kernel")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before a kernel counts as hung")
+    parser.add_argument("--backends", nargs="*", default=["numpy", "c"], help="dynamo backends timed beside plain")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -124,7 +125,43 @@ def _wide(x):
     return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
 
 
-def run_one(root: Path, short: str, preset: str, budget: float) -> dict:
+class CountingC:
+    """backend "c", keeping each graph's callable to count the loops that ran as C loops."""
+
+    def __init__(self) -> None:
+        self.runs: list = []
+
+    def __call__(self, gm, inputs):
+        from dynamo.backends import lookup_backend
+
+        self.runs.append(lookup_backend("c")(gm, inputs))
+        return self.runs[-1]
+
+    def loop_counts(self) -> tuple[int, int]:
+        from dynamo.backends.c_cpu.loops import loop_counts
+
+        counts = [loop_counts(run) for run in self.runs]
+        return sum(c for c, _ in counts), sum(p for _, p in counts)
+
+
+def check_backend(kernel, backend, data, names, observed, expected) -> tuple:
+    """A compiled kernel on two calls compared with plain: (compiled, first call s, exact, error, differences)."""
+    import dynamo
+
+    compiled = dynamo.compile(kernel, backend=backend)
+    args = fresh_args(data, names)
+    start = time.perf_counter()
+    actual = observed(compiled(*args), args)
+    first = time.perf_counter() - start
+    exact, worst, problems = compare(expected, actual)
+    # a second compiled call runs the cached code: it must agree too (guards, resume functions)
+    args = fresh_args(data, names)
+    again = observed(compiled(*args), args)
+    exact2, worst2, problems2 = compare(expected, again)
+    return compiled, first, exact and exact2, max(worst, worst2), problems + [f"second call: {p}" for p in problems2]
+
+
+def run_one(root: Path, short: str, preset: str, budget: float, backends: list[str] | None = None) -> dict:
     import numpy as np
 
     import dynamo
@@ -146,24 +183,24 @@ def run_one(root: Path, short: str, preset: str, budget: float) -> dict:
     start = time.perf_counter()
     expected = observed(kernel(*args), args)
     row["plain_first_s"] = time.perf_counter() - start
-    compiled = dynamo.compile(kernel, backend="numpy")
-    args = fresh_args(data, names)
-    start = time.perf_counter()
-    actual = observed(compiled(*args), args)
-    row["compiled_first_s"] = time.perf_counter() - start
-    exact, worst, problems = compare(expected, actual)
-    # a second compiled call runs the cached code: it must agree too (guards, resume functions)
-    args = fresh_args(data, names)
-    again = observed(compiled(*args), args)
-    exact2, worst2, problems2 = compare(expected, again)
-    row["exact"] = exact and exact2
-    row["max_rel_error"] = max(worst, worst2)
-    row["differences"] = problems + [f"second call: {p}" for p in problems2]
+    compiled, row["compiled_first_s"], row["exact"], row["max_rel_error"], row["differences"] = check_backend(
+        kernel, "numpy", data, names, observed, expected)
+    candidates = {"plain": kernel, "compiled": compiled}
+    if "c" in (backends or ()):
+        counting = CountingC()
+        try:
+            compiled_c, row["c_first_s"], row["c_exact"], row["c_max_rel_error"], c_differences = check_backend(
+                kernel, counting, data, names, observed, expected)
+        except Exception as error:  # a kernel backend c cannot run is reported, the others still measured
+            row["c_status"] = f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
+        else:
+            candidates["c"] = compiled_c
+            row["differences"] += [f"backend c: {p}" for p in c_differences]
+            row["c_loops"], row["c_python_loops"] = counting.loop_counts()
 
     # interleaved rounds: each round times `calls` calls on fresh copies made before the clock starts
     single = max(row["plain_first_s"], 1e-6)
     calls = max(1, min(1000, int(0.02 / single)))
-    candidates = {"plain": kernel, "compiled": compiled}
     samples: dict[str, list[float]] = {name: [] for name in candidates}
     rounds, deadline, warmup = 0, time.perf_counter() + budget, 1
     while rounds < warmup + 5 or (time.perf_counter() < deadline and rounds < warmup + 25):
@@ -181,6 +218,9 @@ def run_one(root: Path, short: str, preset: str, budget: float) -> dict:
     row["plain_s"] = statistics.median(samples["plain"])
     row["compiled_s"] = statistics.median(samples["compiled"])
     row["ratio"] = statistics.median(p / c for p, c in zip(samples["plain"], samples["compiled"]))
+    if "c" in samples:
+        row["c_s"] = statistics.median(samples["c"])
+        row["c_ratio"] = statistics.median(p / c for p, c in zip(samples["plain"], samples["c"]))
 
     report = dynamo.explain(kernel, backend="numpy")(*fresh_args(data, names))
     row["graphs"] = report.graph_count
@@ -194,7 +234,7 @@ def run_one(root: Path, short: str, preset: str, budget: float) -> dict:
         text = str(reason).splitlines()
         reasons.append(f"{count}x [{reason.kind}] {text[0] if text else ''}"[:240])
     row["break_reasons"] = reasons
-    row["status"] = "ok" if row["exact"] else "MISMATCH"
+    row["status"] = "ok" if row["exact"] and row.get("c_exact", True) else "MISMATCH"
     return row
 
 
@@ -213,7 +253,7 @@ def kernel_names(root: Path, only: list[str] | None) -> list[str]:
 
 def run_child(options: argparse.Namespace, short: str) -> dict:
     command = [sys.executable, str(Path(__file__).resolve()), str(options.npbench), "--preset", options.preset,
-               "--budget", str(options.budget), "--child", short]
+               "--budget", str(options.budget), "--child", short, "--backends", *options.backends]
     start = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=options.timeout)
@@ -231,9 +271,9 @@ def run_child(options: argparse.Namespace, short: str) -> dict:
 
 def format_table(rows: list[dict]) -> str:
     lines = [f"{'kernel':24} {'match':>9} {'plain':>10} {'compiled':>10} {'ratio':>6} {'compile':>8} "
-             f"{'first':>7} {'graphs':>6} {'breaks':>6} {'loops':>5}",
+             f"{'first':>7} {'graphs':>6} {'breaks':>6} {'loops':>5} {'c':>10} {'c':>6} {'c':>5} {'C':>5}",
              f"{'':24} {'':>9} {'per call':>10} {'per call':>10} {'x':>6} {'ms':>8} {'call s':>7} {'':>6} {'':>6} "
-             f"{'':>5}"]
+             f"{'':>5} {'per call':>10} {'x':>6} {'match':>5} {'loops':>5}"]
     for row in rows:
         if "ratio" not in row:
             lines.append(f"{row['kernel']:24} {row['status']}")
@@ -241,14 +281,29 @@ def format_table(rows: list[dict]) -> str:
         match = "exact" if row["exact"] else f"{row['max_rel_error']:.1e}"
         lines.append(f"{row['kernel']:24} {match:>9} {_duration(row['plain_s']):>10} "
                      f"{_duration(row['compiled_s']):>10} {row['ratio']:6.2f} {row['compile_s'] * 1e3:8.1f} "
-                     f"{row['compiled_first_s']:7.2f} {row['graphs']:>6} {row['breaks']:>6} {row.get('loops', 0):>5}")
+                     f"{row['compiled_first_s']:7.2f} {row['graphs']:>6} {row['breaks']:>6} {row.get('loops', 0):>5}"
+                     + _c_columns(row))
     ratios = [row["ratio"] for row in rows if "ratio" in row]
     if ratios:
         geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         exact = sum(1 for row in rows if row.get("exact"))
         lines.append(f"{len(ratios)} kernels, {exact} exact; geomean ratio {geomean:.2f}x; first compiled call over 2 s: "
                      f"{sum(1 for row in rows if row.get('compiled_first_s', 0) > 2)}")
+    c_ratios = [row["c_ratio"] for row in rows if "c_ratio" in row]
+    if c_ratios:
+        geomean = math.exp(sum(math.log(r) for r in c_ratios) / len(c_ratios))
+        exact = sum(1 for row in rows if row.get("c_exact"))
+        lines.append(f"backend c: {len(c_ratios)} kernels, {exact} exact; geomean ratio {geomean:.2f}x; loops run as C "
+                     f"loops: {sum(row.get('c_loops', 0) for row in rows)}, as Python loops over a compiled body: "
+                     f"{sum(row.get('c_python_loops', 0) for row in rows)}")
     return "\n".join(lines)
+
+
+def _c_columns(row: dict) -> str:
+    if "c_ratio" not in row:
+        return f" {row.get('c_status', '')[:40]:>10}" if "c_status" in row else ""
+    match = "exact" if row["c_exact"] else f"{row['c_max_rel_error']:.0e}"
+    return f" {_duration(row['c_s']):>10} {row['c_ratio']:6.2f} {match:>5} {row.get('c_loops', 0):>5}"
 
 
 def _duration(seconds: float) -> str:
@@ -263,7 +318,7 @@ def main() -> None:
     options = parse_args()
     root = options.npbench.resolve()
     if options.child:
-        print(json.dumps(run_one(root, options.child, options.preset, options.budget)), flush=True)
+        print(json.dumps(run_one(root, options.child, options.preset, options.budget, options.backends)), flush=True)
         return
     import numpy as np
 
@@ -281,7 +336,8 @@ def main() -> None:
           "when the results and mutated arguments are bitwise equal,\nelse the largest relative error; compile: "
           "tracing and backend time of all graphs (dynamo.explain); first call: the first compiled call (tracing "
           "included);\ngraphs/breaks: dynamo.explain's counts; loops: loops compiled into loop nodes (nested ones "
-          "included).")
+          "included);\nc: backend c (per call, ratio plain/c, match, C loops: loop nodes that ran as C loops, nested ones "
+          "included). Numba, the peer, is timed only where installed (not on this machine: no column).")
     for row in rows:
         for text in row.get("differences", []):
             print(f"difference: {row['kernel']}: {text}")

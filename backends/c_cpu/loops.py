@@ -1,13 +1,21 @@
-"""Loop nodes (fx_ir ForLoop) under backend "c": the loop runs each iteration's body as that body's
-own compiled C program, made on the first iteration with each new layout of the body's arguments.
+"""Loop nodes (fx_ir ForLoop) under backend "c": one C loop where the body lowers (loop_codegen.py),
+else each iteration runs the body's own compiled program (one per layout of the body's arguments).
 """
 from __future__ import annotations
 
+import logging
+import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import Any
+
+import numpy as np
 
 from ...fx_ir import ForLoop, GraphModule
 from ..kernel_ir import specialize
+from .loop_codegen import Refused, loop_source
+
+log = logging.getLogger("dynamo.output_code")
 
 
 def signature(args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -34,3 +42,134 @@ class CompiledBody:
 
 def compiled_loop(loop: ForLoop, compile_graph: Callable[[GraphModule, list[Any]], Any]) -> ForLoop:
     return loop.with_body(CompiledBody(loop.body, compile_graph))
+
+
+class NativeLoop:
+    """`run_loop` of a ForLoop under backend "c": the whole loop as one C function (loop_codegen.py)
+    per kinds of its carried and captured values, or the Python loop over the compiled body where the
+    body does not lower (the reason is logged and kept in `refused`)."""
+
+    def __init__(self, loop: ForLoop, fallback: Callable[..., Any], build: Callable[[str], int]) -> None:
+        self.loop = loop
+        self.fallback = fallback  # the per-iteration Python loop: (start, stop, step, *values) -> tuple
+        self.build = build  # C source -> the address of its function `loop0`
+        self.compiled: dict[tuple[Any, ...], tuple[Any, int] | None] = {}
+        self.refused: dict[tuple[Any, ...], str] = {}
+        self.native_runs = 0
+
+    def __call__(self, start: int, stop: int, step: int, *values: Any) -> tuple[Any, ...]:
+        key = tuple(type(v) if not isinstance(v, np.ndarray) else (np.ndarray, v.ndim, v.dtype.str) for v in values)
+        if key in self.compiled:
+            entry = self.compiled[key]
+        else:
+            entry = self.compiled[key] = self.compile(key, values)
+        if entry is None or not self.native_allowed(start, stop, step, values, entry[0]):
+            return self.fallback(start, stop, step, *values)
+        writer, address = entry
+        return self.run(writer, address, start, stop, step, values)
+
+    def compile(self, key: tuple[Any, ...], values: tuple[Any, ...]) -> tuple[Any, int] | None:
+        try:
+            writer = loop_source(self.loop, "loop0", values)
+        except Refused as why:
+            self.refused[key] = str(why)
+            log.info("c backend: %s runs as a Python loop over its compiled body: %s", self.loop, why)
+            return None
+        return writer, self.build(writer.source)
+
+    def native_allowed(self, start: int, stop: int, step: int, values: tuple[Any, ...], writer: Any) -> bool:
+        """Whether the C loop gives exactly the Python loop's behaviour on this call."""
+        if step == 0 or any(type(n) is not int or not -INT_LIMIT < n < INT_LIMIT for n in (start, stop, step)):
+            return False  # range() raises, or i + step could leave int64
+        for position in writer.int_slots:
+            if not -INT_LIMIT < values[position] < INT_LIMIT:
+                return False
+        for name, position in zip(writer.array_names, writer.arrays):
+            if name in writer.written and not values[position].flags.writeable:
+                return False  # NumPy raises at the store: the Python loop does it at the same point
+        if writer.ops and not warnings_only():
+            return False  # an errstate that raises or calls stops at the op: only the Python loop can
+        return True
+
+    def run(self, writer: Any, address: int, start: int, stop: int, step: int, values: tuple[Any, ...]) -> tuple[Any, ...]:
+        ints = np.array([start, stop, step, *(values[p] for p in writer.int_slots)], dtype=np.int64)
+        floats = np.array([*(values[p] for p in writer.float_slots), 0.0], dtype=np.float64)
+        arrays = [values[p] for p in writer.arrays]
+        mask = 3 | sum(1 << (2 + n) for n, name in enumerate(writer.array_names) if name in writer.written)
+        from .runtime import call_native_function  # runtime imports this module
+
+        status = call_native_function()(address, mask, ints, floats, *arrays)
+        self.native_runs += 1
+        if status & 3 == 1:
+            raise IndexError(f"index {ints[0]} is out of bounds for axis {ints[1]} with size {ints[2]}")
+        if status & 3 == 2:
+            raise OverflowError("an int of the loop passed 64 bits inside backend c's C loop")
+        if status >> 2:
+            report_flags(status >> 2, writer.ops)
+        if len(range(start, stop, step)) == 0:
+            return tuple(values[:self.loop.num_carried])
+        results = []
+        int_slot = {p: 3 + n for n, p in enumerate(writer.int_slots)}
+        float_slot = {p: n for n, p in enumerate(writer.float_slots)}
+        for k, kind in enumerate(writer.result_types):
+            if kind is int:
+                results.append(int(ints[int_slot[k]]))
+            else:
+                results.append(kind(floats[float_slot[k]]))
+        return tuple(results)
+
+
+INT_LIMIT = 2 ** 62
+
+
+def warnings_only() -> bool:
+    """NumPy's errstate either ignores or warns, and no warnings filter turns a RuntimeWarning into an
+    error or shows every occurrence: reporting a C loop's flags once after it is then what the user sees."""
+    if any(mode not in ("ignore", "warn") for mode in np.geterr().values()):
+        return False
+    for action, _, category, _, _ in warnings.filters:
+        if issubclass(RuntimeWarning, category) and action in ("error", "always"):
+            return False
+    return True
+
+
+def report_flags(flags: int, ops: list[str]) -> None:
+    """Each raised flag as NumPy's scalar arithmetic words it, for the first op that can raise it."""
+    from .runtime import FP_CATEGORIES  # runtime imports this module
+
+    modes: dict[str, Any] = dict(np.geterr())
+    for (category, label, _), bit in zip(FP_CATEGORIES, (FE_BITS["divide"], FE_BITS["over"], FE_BITS["under"],
+                                                           FE_BITS["invalid"])):
+        if not flags & bit or modes[category] != "warn":
+            continue
+        op = next((o for o in ops if o == "divide"), ops[0]) if category == "divide" else ops[0]
+        warnings.warn(f"{label} encountered in scalar {op}", RuntimeWarning, stacklevel=4)
+
+
+# glibc's x86-64 FE_* bits (MXCSR's); what fetestexcept returns in the generated loop
+FE_BITS = {"invalid": 0x01, "divide": 0x04, "over": 0x08, "under": 0x10}
+
+
+def native_loop(loop: ForLoop, compile_graph: Callable[[GraphModule, list[Any]], Any],
+                build: Callable[[str], int]) -> ForLoop:
+    """`loop` running as a C loop where its body lowers, else as the Python loop over its compiled body."""
+    body = CompiledBody(loop.body, compile_graph)
+    return loop.with_body(body, NativeLoop(loop, partial(loop.iterate, body), build))
+
+
+def loop_counts(run: Any) -> tuple[int, int]:
+    """(loops that ran as C, nested ones included; loops that ran as Python loops over a compiled body)
+    in what backend "c" returned for one graph (benchmarks and tests count them)."""
+    native = python = 0
+    for value in getattr(run, "__globals__", {}).values():
+        if not isinstance(value, ForLoop) or not isinstance(value.run_loop, NativeLoop):
+            continue
+        entries = [e for e in value.run_loop.compiled.values() if e is not None]
+        if entries and value.run_loop.native_runs:
+            native += 1 + max(e[0].nested for e in entries)
+        if value.run_loop.refused:
+            python += 1
+            for program in getattr(value.run_body, "programs", {}).values():
+                inner_native, inner_python = loop_counts(program)
+                native, python = native + inner_native, python + inner_python
+    return native, python

@@ -19,7 +19,7 @@ from ...fx_ir import ForLoop
 from ..kernel_ir import HostStep, Kernel, Program, Ref
 from ..kernel_ir.values import is_symbolic
 from .codegen import KernelSource, SizeSource
-from .loops import compiled_loop
+from .loops import native_loop
 
 _filenames = count()
 
@@ -233,10 +233,22 @@ class RunnerWriter:
         self.globals["_host"] = host_array
         return f"def run({params}):\n" + "".join(f"    {line}\n" for line in body)
 
+    def loop_builder(self) -> Callable[[str], int]:
+        """C source of a loop node -> the address of its function, compiled through the disk cache."""
+        backend = self.compile_graph
+
+        def build(source: str) -> int:
+            from . import diskcache
+            from .toolchain import toolchain
+
+            module, _ = backend.load(source, toolchain(diskcache.cache_root()))  # type: ignore[union-attr]
+            return int(module.address("loop0"))
+        return build
+
     def host_step(self, step: HostStep) -> None:
         kind, target = step.call
         if isinstance(target, ForLoop) and self.compile_graph is not None:
-            target = compiled_loop(target, self.compile_graph)
+            target = native_loop(target, self.compile_graph, self.loop_builder())
         args = [self.expr(a) for a in step.args]
         kwargs = [f"{k}={self.expr(v)}" for k, v in step.kwargs.items()]
         if kind == "method":
