@@ -161,6 +161,9 @@ def loop_counts(run: Any) -> tuple[int, int]:
     """(loops that ran as C, nested ones included; loops that ran as Python loops over a compiled body)
     in what backend "c" returned for one graph (benchmarks and tests count them)."""
     native = python = 0
+    for candidate in getattr(run, "candidates", ()):  # choose.FasterOf: each graph's c and numpy versions
+        inner_native, inner_python = loop_counts(candidate)
+        native, python = native + inner_native, python + inner_python
     for value in getattr(run, "__globals__", {}).values():
         if not isinstance(value, ForLoop) or not isinstance(value.run_loop, NativeLoop):
             continue
