@@ -216,7 +216,6 @@ def _split_target(tx: "InstructionTranslator") -> int:
 
 
 _CLEAR_TEMPS = object()  # stands for the clearing of the temporaries until codegen_break ends
-_CLEAR_DEAD_TEMPS = object()  # before the instruction run in Python: the temporaries no later code reads
 
 
 def _clear_temps(cg: PyCodegen) -> None:
@@ -231,16 +230,6 @@ def _clear_temps(cg: PyCodegen) -> None:
     for name in sorted(names):
         clearing += [Instr("LOAD_CONST", None), Instr("STORE_FAST", name)]
     cg.instructions[:] = [i for item in cg.instructions for i in (clearing if item is _CLEAR_TEMPS else [item])]
-    if _CLEAR_DEAD_TEMPS in cg.instructions:
-        # the objects built for the replay (`obj.x = iter(lst)` of a dead obj) die before the
-        # instruction runs, as they do in plain Python, unless the resume call still reads them
-        at = cg.instructions.index(_CLEAR_DEAD_TEMPS)
-        stored = {i.arg for i in cg.instructions[:at]
-                  if isinstance(i, Instr) and i.name == "STORE_FAST" and isinstance(i.arg, str)}
-        read_later = {name for i in cg.instructions[at:] if isinstance(i, Instr) and i.name.startswith("LOAD_FAST")
-                      for name in (i.arg if isinstance(i.arg, tuple) else (i.arg,)) if isinstance(name, str)}
-        dead = sorted(name for name in stored if str(name).startswith("___") and name not in read_later)
-        cg.instructions[at:at + 1] = [i for name in dead for i in (Instr("LOAD_CONST", None), Instr("STORE_FAST", name))]
 
 
 class MethodLoad(VariableTracker):
@@ -571,7 +560,6 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
     for value in operands:
         if value is not _PAIR_REST:
             reconstruct(cg, tx, value)
-    cg.append(_CLEAR_DEAD_TEMPS)  # gc.collect() must not find objects that only the temporaries hold
     result_nulls: frozenset[int] = frozenset()
     if inst.name == "LOAD_METHOD" or (inst.name == "LOAD_ATTR" and compat.attr_arg(inst)[0]):
         # the bound method alone; the NULL beside it exists only in the resume function's stack
