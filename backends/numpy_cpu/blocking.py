@@ -15,6 +15,7 @@ import numpy as np
 from ...fx_ir import Node, TensorMeta
 from .analysis import NodeInfo, Role
 from .buffers import ScratchPlan
+from .contiguity import MIN_RUN
 from .scheduling import Kernel, row_elements
 from .sizes import product
 
@@ -41,6 +42,9 @@ class Machine:
     # machine whose cores are all taken, a second thread waits for one, and the call for it: the
     # chain at 350k elements ran 0.63x plain NumPy with two threads and 0.96x with one (load 10).
     busy_load: float | None = None
+    # Shortest contiguous run (elements) a block may be made of; shorter, the kernel runs as straight
+    # code (contiguity.MIN_RUN on a real machine; 0 lets tests force blocks of any shape).
+    min_run: int = 0
 
     @property
     def budget_bytes(self) -> int:
@@ -59,7 +63,7 @@ def this_machine() -> Machine:
     shared = _cache_bytes(level=3) or 0
     return Machine(cache_bytes=cache, cores=max(1, cores), min_kernel_bytes=max(cache // 2, 128 * 1024),
                    min_block_elements=16384, thread_work=4_000_000, shared_cache_bytes=shared,
-                   busy_load=cores + 1.0)
+                   busy_load=cores + 1.0, min_run=MIN_RUN)
 
 
 def _cache_bytes(level: int) -> int | None:

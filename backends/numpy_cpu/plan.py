@@ -98,7 +98,7 @@ def make_plan(graph_module: GraphModule, example_inputs: list[Any], machine: Mac
     run_passes(graph, lint=False)  # the passes are tested with lint on; here it would only cost time
     sizes = Sizes.of_graph(graph, list(example_inputs))
     infos = analyze(graph, sizes)
-    kernels = find_kernels(graph, infos, machine.min_kernel_bytes, machine.budget_bytes, sizes)
+    kernels = find_kernels(graph, infos, machine.min_kernel_bytes, machine.budget_bytes, sizes, machine.min_run)
     steps = schedule(graph, kernels)
     buffers = plan_buffers(steps, infos, sizes)
     footprints = {k.name: footprint(k, infos, buffers.scratch[k.name]) for k in kernels}

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...fx_ir import Graph, Node, TensorMeta
 from .analysis import NodeInfo, Role, reduction_input_axis
+from .contiguity import block_rows, efficiency, inner_elements
 from .sizes import Sizes, is_static, product
 
 
@@ -124,9 +125,11 @@ def _blockable(info: NodeInfo, axis: int) -> bool:
 
 
 def find_kernels(graph: Graph, infos: dict[Node, NodeInfo], min_bytes: int, budget_bytes: int,
-                 sizes: Sizes) -> list[Kernel]:
+                 sizes: Sizes, min_run: int = 0) -> list[Kernel]:
     """Group fusable nodes into kernels: one block axis each, no side effect inside, no cycle through outsiders.
 
+    A static kernel whose blocks would be scattered runs (shorter than `min_run` elements) is not formed:
+    its members stay free for a later label (another axis) or run as straight code.
     A dynamic kernel is kept whatever its size for the example inputs: the generated code decides at
     run time, from the actual sizes, whether it runs blocked or as straight code.
     """
@@ -166,7 +169,8 @@ def find_kernels(graph: Graph, infos: dict[Node, NodeInfo], min_bytes: int, budg
             continue
         for group in _split(nodes, members, segment, order):
             kernel = _make_kernel(f"kernel_{len(kernels)}", group, infos, sizes)
-            if kernel is not None and (kernel.dynamic or kernel.nbytes(sizes) >= min_bytes):
+            if kernel is not None and (kernel.dynamic or (kernel.nbytes(sizes) >= min_bytes
+                                                          and _shortest_run(group, budget_bytes, sizes) >= min_run)):
                 kernels.append(kernel)
                 assigned.update(kernel.members)
     # Each kernel is convex on its own, but two kernels may still need each other's results
@@ -184,16 +188,34 @@ def find_kernels(graph: Graph, infos: dict[Node, NodeInfo], min_bytes: int, budg
 
 
 def _score(members: list[tuple[Node, int]], assigned: set[Node], budget_bytes: int,
-           sizes: Sizes) -> tuple[bool, int, float]:
+           sizes: Sizes) -> tuple[bool, float, float]:
+    """Rank a label: blocks that fit the cache and run over contiguous memory, then work covered, then outer axes.
+
+    Work counts at the efficiency of its blocks' contiguous runs (contiguity.py): along the last axis of
+    a 3-D grid a block is a scatter of single elements, and a label there that also holds a few tiny
+    values (a profile along that axis) must not win over the first axis for their sake.
+    """
     live = [(n, a) for n, a in members if n not in assigned]
     if not live:
-        return (False, 0, 0.0)
-    total = sum(sizes.hint(_meta(n).size) for n, _ in live)
+        return (False, 0.0, 0.0)
     # bytes of one step along the block axis, over all members: a block must fit in the cache
     row = sum(sizes.hint(row_elements(_meta(n), a)) * _meta(n).dtype.itemsize for n, a in live)
+    rows = block_rows(_meta(live[0][0]).shape[live[0][1]], row, budget_bytes, sizes)
+    total = 0.0
+    for node, axis in live:
+        inner = inner_elements(_meta(node), axis, sizes)
+        total += sizes.hint(_meta(node).size) * (1.0 if inner < 0 else efficiency(rows * inner))
     outer = -sum(a for _, a in live) / len(live)
     # Fusing more beats fitting the cache exactly, up to rows so long that scratch blocks get huge.
     return (row <= 4 * budget_bytes, total, outer)
+
+
+def _shortest_run(group: list[tuple[Node, int]], budget_bytes: int, sizes: Sizes) -> int:
+    """Elements of the shortest contiguous run in a block of this group (a huge number when unknown)."""
+    row = sum(max(0, sizes.hint(row_elements(_meta(n), a))) * _meta(n).dtype.itemsize for n, a in group)
+    rows = block_rows(_meta(group[0][0]).shape[group[0][1]], row, budget_bytes, sizes)
+    inners = [inner_elements(_meta(n), a, sizes) for n, a in group]
+    return min((rows * i for i in inners if i >= 0), default=1 << 62)
 
 
 def _split(nodes: list[Node], members: list[tuple[Node, int]], segment: dict[Node, int],
