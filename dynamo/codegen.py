@@ -311,7 +311,7 @@ def _warned_already() -> Any:
 def graph_call(code: types.CodeType, compiled: "CompiledGraph", lineno: int) -> list[Instr]:
     """Run the graph and store its outputs: its code inline when the backend allows it (no call:
     what a cached call of a small graph costs is that of its NumPy calls), else a call."""
-    from .graph_inline import graph_instructions
+    from .graph_inline import function_of, graph_instructions
 
     outputs = [output_local(index) for index in range(len(compiled.outputs))]
     own_lines = {line for _, _, line in code.co_lines() if line is not None}
@@ -334,7 +334,8 @@ def graph_call(code: types.CodeType, compiled: "CompiledGraph", lineno: int) -> 
                               "transformed code (DYNAMO_LOGS=bytecode shows them)", code.co_qualname)
         return inline
     call = PyCodegen(code)
-    call.append(*compat.callable_with_null([Instr("LOAD_CONST", compiled.compiled_fn)]))
+    graph_fn = function_of(compiled) if compiled.called_unhooked else compiled.compiled_fn
+    call.append(*compat.callable_with_null([Instr("LOAD_CONST", graph_fn)]))
     for graph_input in compiled.inputs:
         call.append(*load_input(graph_input))
     call.append(*compat.call_instrs(len(compiled.inputs)))

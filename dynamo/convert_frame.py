@@ -124,9 +124,11 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
     # side effects wait for the graph: if it raises, the frame runs as written instead, unless the
     # graph wrote arrays of the program's (the trace breaks before ops that may raise after such a write)
     rerun = bool(output.side_effects) and not output.numpy.memory.writes
+    unhooked = starts_no_frames(code, compiled, body)
+    if compiled is not None:
+        compiled.called_unhooked = unhooked
     result = CompiledFrame(output.guards, assemble(code, compiled, body, rerun), [compiled] if compiled else [],
-                           breaks=breaks,
-                           unhooked=starts_no_frames(code, compiled, body))
+                           breaks=breaks, unhooked=unhooked)
     result.dynamic = output.shape_env.report() + [
         f"{source.name()} is a run-time float: any value hits this graph (traced with {i.value!r})"
         for source, i in output.inputs.items() if "runtime_float" in getattr(getattr(i.variable, "node", None), "meta", {})]

@@ -50,6 +50,10 @@ class CompiledGraph:
     ops: list[Any] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the backend says of it (see backend_notes)
     inlined: bool = False  # its code runs inside the transformed code (graph_inline), not called
+    # the transformed code runs with the hook off (codegen.starts_no_frames): it calls the backend's
+    # callable itself, not compiled_fn (whose only job is to turn the hook off), so that a Python
+    # callable's frame is entered inline by the interpreter, not through one more C call
+    called_unhooked: bool = False
 
 
 class OutputGraph:

@@ -24,9 +24,11 @@ def graphs_of(compiled):
     return [graph for _, frame in compiled._dynamo_callback.compiled_frames for graph in frame.graphs]
 
 
-def calls_a_graph(fn):
-    """Whether some transformed code of fn calls a compiled graph (a _C.CompiledFunction constant)."""
-    return any(isinstance(const, _C.CompiledFunction) for entry in _C.cache_entries(fn.__code__)
+def calls_a_graph(fn, compiled):
+    """Whether some transformed code of fn calls a compiled graph: the backend's callable as a constant,
+    wrapped to turn the hook off (a _C.CompiledFunction), or as it is where the code runs unhooked."""
+    graph_callables = {id(c) for g in graphs_of(compiled) for c in (g.compiled_fn, getattr(g.compiled_fn, "_dynamo_fn", None))}
+    return any(id(const) in graph_callables for entry in _C.cache_entries(fn.__code__)
                for const in entry.code.co_consts)
 
 
@@ -41,7 +43,7 @@ def test_a_small_graph_runs_inline_and_gives_numpys_result():
     for _ in range(3):
         assert same_value(compiled(x, y), small(x, y))
     assert [g.inlined for g in graphs_of(compiled)] == [True]
-    assert not calls_a_graph(small)
+    assert not calls_a_graph(small, compiled)
 
 
 @inline_by_default
@@ -178,4 +180,46 @@ def test_a_big_graph_is_called_not_spliced():
     compiled = dynamo.compile(unrolled, backend="numpy")
     assert same_value(compiled(x), unrolled(x)) and same_value(compiled(x), unrolled(x))
     assert [g.inlined for g in graphs_of(compiled)] == [False]
-    assert calls_a_graph(unrolled)
+    assert calls_a_graph(unrolled, compiled)
+
+
+def test_code_that_runs_unhooked_calls_the_backends_callable_itself():
+    """The wrapper that turns the hook off around a graph is left out where the transformed code runs
+    with the hook off anyway: a cached call enters the graph's Python function as Python calls one
+    (no C call in between). Where the code runs hooked (a graph break), the wrapper stays."""
+    seen = []
+
+    def helper(v):  # started by the graph: never compiled, whichever way the graph is called
+        seen.append(v.shape)
+        return v
+
+    def backend(gm, example_inputs):
+        def forward(*args):
+            return tuple(helper(out) for out in gm.forward(*args))
+        return forward
+
+    def whole(x):
+        return np.exp(x) * 2
+
+    def broken(x):
+        y = np.exp(x)
+        print("break")
+        return y * 2
+
+    x = rng.random(4)
+    for fn, unhooked in [(whole, True), (broken, False)]:
+        compiled = dynamo.compile(fn, backend=backend)
+        expected = fn(x)
+        for _ in range(3):
+            assert same_value(compiled(x), expected)
+        (graph,) = [g for code, frame in compiled._dynamo_callback.compiled_frames if code is fn.__code__
+                    for g in frame.graphs]
+        entry, = _C.cache_entries(fn.__code__)
+        assert entry.unhooked == unhooked and graph.called_unhooked == unhooked
+        constants = [id(c) for c in entry.code.co_consts]
+        assert (id(graph.compiled_fn._dynamo_fn) in constants) == unhooked
+        assert (id(graph.compiled_fn) in constants) == (not unhooked)
+        assert calls_a_graph(fn, compiled)
+        assert not _C.cache_entries(helper.__code__)  # the graph's frames ran uncompiled
+        assert len(seen) >= 3
+        seen.clear()
