@@ -8,7 +8,7 @@ after the last iteration. See fx_ir/README.md, "Loops".
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from .graph_module import GraphModule
 from .node import Opcode
@@ -20,19 +20,11 @@ if TYPE_CHECKING:
 RANGE_ARGUMENTS = 3
 
 
-class ForLoop:
-    """`for i in range(start, stop, step): carried = body(i, *carried, *captured)`, then `carried`.
+class LoopTarget:
+    """What ForLoop and WhileLoop share: a body GraphModule with `num_carried` carried inputs, the
+    callable one iteration runs (`run_body`), and a backend's whole loop (`run_loop`) if it has one."""
 
-    The body's placeholders are, in order: the induction variable, the `num_carried` carried values,
-    then the captured (read-only bindings) values; its output is a tuple of `num_carried` values.
-    Arrays among the inputs are the caller's arrays themselves: an in-place op of the body (setitem,
-    `+=`, `out=`) writes them, and the next iteration and the code after the loop see the write,
-    exactly as the Python loop would. `run_body` is what one iteration calls: the body's generated
-    forward, unless a backend installs its own compiled body (`with_body`).
-
-    >>> loop = ForLoop(body_module, num_carried=1)
-    >>> loop(0, 10, 1, x0, A)          # -> (x_final,)
-    """
+    index_inputs = 0  # placeholders before the carried values (ForLoop: the induction variable)
 
     def __init__(self, body: GraphModule, num_carried: int, run_body: Callable[..., Any] | None = None,
                  description: str = "", run_loop: Callable[..., Any] | None = None) -> None:
@@ -40,7 +32,8 @@ class ForLoop:
         self.num_carried = num_carried
         self.run_body = run_body if run_body is not None else body.forward
         self.description = description  # where the loop came from (the frontend's `file:line`), for printing
-        # a backend's whole loop, `(start, stop, step, *values) -> carried`, the for statement included
+        # a backend's whole loop (ForLoop: `(start, stop, step, *values)`, WhileLoop: `(condition,
+        # *values)`) -> carried, the for/while statement included
         self.run_loop = run_loop
 
     @property
@@ -54,17 +47,34 @@ class ForLoop:
 
     @property
     def num_captured(self) -> int:
-        return self.num_inputs - 1 - self.num_carried
+        return self.num_inputs - self.index_inputs - self.num_carried
 
-    def with_body(self, run_body: Callable[..., Any], run_loop: Callable[..., Any] | None = None) -> ForLoop:
+    def with_body(self, run_body: Callable[..., Any], run_loop: Callable[..., Any] | None = None) -> Self:
         """The same loop running `run_body` per iteration (a backend's compiled body), or `run_loop`
-        for the whole loop (a backend's for statement around the body's code)."""
-        return ForLoop(self.body, self.num_carried, run_body, self.description, run_loop)
+        for the whole loop (a backend's for/while statement around the body's code)."""
+        return type(self)(self.body, self.num_carried, run_body, self.description, run_loop)
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> ForLoop:
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         import copy
 
-        return ForLoop(copy.deepcopy(self.body, memo), self.num_carried, None, self.description)
+        return type(self)(copy.deepcopy(self.body, memo), self.num_carried, None, self.description)
+
+
+class ForLoop(LoopTarget):
+    """`for i in range(start, stop, step): carried = body(i, *carried, *captured)`, then `carried`.
+
+    The body's placeholders are, in order: the induction variable, the `num_carried` carried values,
+    then the captured (read-only bindings) values; its output is a tuple of `num_carried` values.
+    Arrays among the inputs are the caller's arrays themselves: an in-place op of the body (setitem,
+    `+=`, `out=`) writes them, and the next iteration and the code after the loop see the write,
+    exactly as the Python loop would. `run_body` is what one iteration calls: the body's generated
+    forward, unless a backend installs its own compiled body (`with_body`).
+
+    >>> loop = ForLoop(body_module, num_carried=1)
+    >>> loop(0, 10, 1, x0, A)          # -> (x_final,)
+    """
+
+    index_inputs = 1
 
     def __call__(self, start: int, stop: int, step: int, *values: Any) -> tuple[Any, ...]:
         if self.run_loop is not None:
@@ -100,7 +110,7 @@ class ForLoop:
         return f"ForLoop(carried={self.num_carried}, captured={self.num_captured}{where})"
 
 
-class WhileLoop:
+class WhileLoop(LoopTarget):
     """`while condition: condition, *carried = body(*carried, *captured)`, then `carried`.
 
     Python's `while c: ...` tests its condition before each iteration; the body here ends with the
@@ -114,34 +124,6 @@ class WhileLoop:
     >>> loop = WhileLoop(body_module, num_carried=1)
     >>> loop(norm0 > tol, x0, A)          # -> (x_final,)
     """
-
-    def __init__(self, body: GraphModule, num_carried: int, run_body: Callable[..., Any] | None = None,
-                 description: str = "", run_loop: Callable[..., Any] | None = None) -> None:
-        self.body = body
-        self.num_carried = num_carried
-        self.run_body = run_body if run_body is not None else body.forward
-        self.description = description
-        self.run_loop = run_loop  # a backend's whole loop, `(condition, *values) -> carried`
-
-    @property
-    def graph(self) -> Any:
-        return self.body.graph
-
-    @property
-    def num_inputs(self) -> int:
-        return sum(1 for n in self.body.graph.nodes if n.op == Opcode.PLACEHOLDER)
-
-    @property
-    def num_captured(self) -> int:
-        return self.num_inputs - self.num_carried
-
-    def with_body(self, run_body: Callable[..., Any], run_loop: Callable[..., Any] | None = None) -> WhileLoop:
-        return WhileLoop(self.body, self.num_carried, run_body, self.description, run_loop)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> WhileLoop:
-        import copy
-
-        return WhileLoop(copy.deepcopy(self.body, memo), self.num_carried, None, self.description)
 
     def __call__(self, condition: Any, *values: Any) -> tuple[Any, ...]:
         if self.run_loop is not None:
