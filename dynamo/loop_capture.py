@@ -22,6 +22,7 @@ from .fx_ir.lazy_sympy import sympy
 from .fx_ir.loops import ForLoop
 from .fx_ir.node import Node, map_arg
 from .fx_ir.ops import symbolic as sizes
+from .loop_body import BodyTrace, NotCaptured, reason_of, stored_locals
 from .loop_records import CapturedLoop, RejectedLoop, RetraceWithoutLoop
 from .shapes.loop_symbols import LoopBounds
 from .variables.arrays import ArrayVariable
@@ -41,11 +42,6 @@ _STORES = {"STORE_GLOBAL": "assigns a global", "DELETE_GLOBAL": "deletes a globa
            "STORE_DEREF": "assigns a closure variable", "DELETE_DEREF": "deletes a closure variable",
            "STORE_ATTR": "assigns an attribute", "DELETE_ATTR": "deletes an attribute",
            "DELETE_FAST": "deletes a local", "STORE_NAME": "assigns a name", "DELETE_SUBSCR": "deletes an item"}
-_LOCAL_STORES = frozenset({"STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"})
-
-
-class NotCaptured(Exception):
-    """Why this loop's body cannot be one loop node (internal to this module)."""
 
 
 class NeedsPeeling(NotCaptured):
@@ -229,27 +225,13 @@ class _LoopCapture:
         body = Graph()
         symbol = sympy.Symbol(f"i{len(output.shape_env.loop_bounds)}_{self.variable}", integer=True)
         lower, upper = (self.start, sympy.sympify(self.stop) - 1) if self.step > 0 else (sympy.sympify(self.stop) + 1, self.start)
-        index_node = body.placeholder(self.variable if self.variable.isidentifier() else "i")
-        index_node.meta["val"] = symbol
-        index_node.meta["loop_symbol"] = symbol
-        proxies: dict[str, ArrayVariable] = {}
-        for name, value in initial.items():
-            node = body.placeholder(name)
-            node.meta["val"] = value.meta
-            proxies[name] = ArrayVariable(node, value.meta, value.bases)
-
-        saved_graph, saved_locals, saved_stack = output.graph, dict(tx.symbolic_locals), list(tx.stack)
-        saved_sizes = dict(output.shape_env.size_nodes)
-        env = output.shape_env
-        log_start, stores = len(output.side_effects.mutation_log), output.side_effects.stores
-        before = _reachable(list(saved_locals.values()) + saved_stack)
-        env.loop_bounds[symbol] = LoopBounds(symbol, lower, upper, self.variable)
-        env.hints[symbol] = env.hint(self.start) if sizes.is_symbolic(self.start) else int(self.start)
-        env.size_nodes[symbol] = index_node
-        output.graph = body
-        output.loops.depth += 1
-        try:
-            tx.symbolic_locals.update(proxies)
+        with BodyTrace(tx, body) as trace:
+            index_node = trace.placeholder(self.variable if self.variable.isidentifier() else "i", symbol)
+            index_node.meta["loop_symbol"] = symbol
+            trace.carry(initial)
+            hint = output.shape_env.hint(self.start) if sizes.is_symbolic(self.start) else int(self.start)
+            trace.bind_symbol(LoopBounds(symbol, lower, upper, self.variable), hint, index_node)
+            trace.start()
             tx.push(_IterationMarker())
             head_depth = len(tx.stack)
             index = SymbolicIntVariable(output, symbol, node=index_node)
@@ -257,18 +239,8 @@ class _LoopCapture:
             tx.ip = self.for_ip + 1
             self._trace_one_iteration(head_depth)
             after = {name: tx.symbolic_locals.get(name) for name in carried_names}
-            self._check_side_effects(log_start, stores, before)
+            trace.check_side_effects()
             next_values = [self._next_value(name, initial[name], after[name]) for name in carried_names]
-        finally:
-            output.graph = saved_graph
-            output.loops.depth -= 1
-            del env.loop_bounds[symbol]
-            env.hints.pop(symbol, None)
-            env.size_nodes.clear()
-            env.size_nodes.update(saved_sizes)
-            tx.symbolic_locals.clear()
-            tx.symbolic_locals.update(saved_locals)
-            tx.stack[:] = saved_stack
         body.output(tuple(next_values))
         output.keep_unused_work(body)  # a temporary nobody reads is still computed (and warns) every iteration
         captured = _lift_captures(body)
@@ -295,15 +267,7 @@ class _LoopCapture:
         """(carried, temporaries): locals the body assigns that are live at the loop head (read in
         the next iteration or after the loop), and those that are not."""
         tx = self.tx
-        stored: dict[str, None] = {}
-        for index in range(self.for_ip + 1, self.exit_ip):
-            inst = tx.instructions[index]
-            if inst.name in _LOCAL_STORES:
-                arg: Any = inst.arg
-                names = arg if inst.name == "STORE_FAST_STORE_FAST" else (
-                    arg[0] if inst.name == "STORE_FAST_LOAD_FAST" else arg)
-                for name in (names if isinstance(names, tuple) else (names,)):
-                    stored.setdefault(str(name), None)
+        stored = stored_locals(tx, self.for_ip + 1, self.exit_ip)
         live = tx.facts.live_locals(self.for_ip)
         if self.variable in live:
             raise NotCaptured(f"the loop variable {self.variable} is read after the loop")
@@ -337,19 +301,9 @@ class _LoopCapture:
                     raise NotCaptured("the body leaves the loop")
                 tx.step()
         except Unsupported as error:
-            where = f" (line {error.location.lineno})" if error.location is not None else ""
-            raise NotCaptured(f"{error.category}: {error.explanation}{where}") from None
+            raise NotCaptured(reason_of(error)) from None
         if len(tx.stack) != head_depth or not isinstance(tx.stack[-1], _IterationMarker):
             raise NotCaptured("the body leaves values on the stack")
-
-    def _check_side_effects(self, log_start: int, stores: int, before: set[int]) -> None:
-        effects = self.output.side_effects
-        if effects.stores != stores:
-            raise NotCaptured("the body assigns an attribute, global or closure variable")
-        for container in effects.mutation_log[log_start:]:
-            if container.source is not None or id(container) in before:
-                raise NotCaptured(f"the body mutates {container.describe()}, a Python container that outlives "
-                                  "the iteration")
 
     def _next_value(self, name: str, initial: ArrayVariable, value: VariableTracker | None) -> Node:
         env = self.output.shape_env
@@ -442,24 +396,3 @@ def _has_loop_symbol(env: Any, shape: Any) -> bool:
     from .shapes.loop_symbols import mentions_loop
 
     return any(sizes.is_symbolic(d) and mentions_loop(env, d) for d in shape)
-
-
-def _reachable(values: list[Any]) -> set[int]:
-    """Ids of the trackers reachable from `values` through containers (lists, tuples, dicts, sets)."""
-    seen: set[int] = set()
-    todo = list(values)
-    while todo:
-        value = todo.pop()
-        if value is None or id(value) in seen:
-            continue
-        seen.add(id(value))
-        items = getattr(value, "items", None)
-        if isinstance(items, list):
-            todo.extend(items)
-        elif isinstance(items, dict):
-            todo.extend(items.values())
-            todo.extend(k for k in items if isinstance(k, VariableTracker))
-        contents = getattr(value, "contents", None)
-        if isinstance(contents, VariableTracker):
-            todo.append(contents)
-    return seen

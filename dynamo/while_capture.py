@@ -18,7 +18,8 @@ from .fx_ir.graph import Graph
 from .fx_ir.graph_module import GraphModule
 from .fx_ir.loops import WhileLoop
 from .fx_ir.node import Node
-from .loop_capture import NeedsPeeling, NotCaptured, _lift_captures, _LoopCapture, _reachable
+from .loop_body import BodyTrace, NotCaptured, reason_of, stored_locals
+from .loop_capture import _LEAVING, NeedsPeeling, _lift_captures, _LoopCapture
 from .loop_records import CapturedLoop, RejectedLoop, RetraceWithoutLoop
 from .variables.arrays import ArrayVariable
 
@@ -92,20 +93,9 @@ class _WhileCapture(_LoopCapture):
         carried_names = self._carried_names()
         initial = {name: self._initial(name) for name in carried_names}
         body = Graph()
-        proxies: dict[str, ArrayVariable] = {}
-        for name, value in initial.items():
-            node = body.placeholder(name)
-            node.meta["val"] = value.meta
-            proxies[name] = ArrayVariable(node, value.meta, value.bases)
-
-        saved_graph, saved_locals, saved_stack = output.graph, dict(tx.symbolic_locals), list(tx.stack)
-        saved_sizes = dict(output.shape_env.size_nodes)
-        log_start, stores = len(output.side_effects.mutation_log), output.side_effects.stores
-        before = _reachable(list(saved_locals.values()) + saved_stack)
-        output.graph = body
-        output.loops.depth += 1
-        try:
-            tx.symbolic_locals.update(proxies)
+        with BodyTrace(tx, body) as trace:
+            trace.carry(initial)
+            trace.start()
             depth = len(tx.stack)
             tx.ip = self.head
             self._trace_to_bottom()
@@ -116,16 +106,8 @@ class _WhileCapture(_LoopCapture):
                 raise NotCaptured(f"the loop condition becomes {test.describe()} in the body, not a NumPy scalar "
                                   "of the graph")
             after = {name: tx.symbolic_locals.get(name) for name in carried_names}
-            self._check_side_effects(log_start, stores, before)
+            trace.check_side_effects()
             next_values = [self._next_value(name, initial[name], after[name]) for name in carried_names]
-        finally:
-            output.graph = saved_graph
-            output.loops.depth -= 1
-            output.shape_env.size_nodes.clear()
-            output.shape_env.size_nodes.update(saved_sizes)
-            tx.symbolic_locals.clear()
-            tx.symbolic_locals.update(saved_locals)
-            tx.stack[:] = saved_stack
         body.output((test.node, *next_values))
         output.keep_unused_work(body)
         captured = _lift_captures(body)
@@ -135,7 +117,7 @@ class _WhileCapture(_LoopCapture):
         tx = self.tx
         for index in range(self.head, self.bottom):
             inst = tx.instructions[index]
-            if inst.name in ("RETURN_VALUE", "RETURN_CONST", "YIELD_VALUE", "RAISE_VARARGS", "RERAISE"):
+            if inst.name in _LEAVING:
                 raise NotCaptured(f"the body leaves the loop ({inst.name}) at line {inst.lineno}")
             if isinstance(inst.arg, Label):
                 target = tx.label_targets[inst.arg]
@@ -147,18 +129,8 @@ class _WhileCapture(_LoopCapture):
                 raise NotCaptured(f"the body has a try/with block at line {inst.lineno}")
 
     def _carried_names(self) -> list[str]:
-        from .loop_capture import _LOCAL_STORES
-
         tx = self.tx
-        stored: dict[str, None] = {}
-        for index in range(self.head, self.bottom):
-            inst = tx.instructions[index]
-            if inst.name in _LOCAL_STORES:
-                arg: Any = inst.arg
-                names = arg if inst.name == "STORE_FAST_STORE_FAST" else (
-                    arg[0] if inst.name == "STORE_FAST_LOAD_FAST" else arg)
-                for name in (names if isinstance(names, tuple) else (names,)):
-                    stored.setdefault(str(name), None)
+        stored = stored_locals(tx, self.head, self.bottom)
         if tx.facts.read_by_calls:
             raise NotCaptured("the code reads its locals by name (eval, locals)")
         live = tx.facts.live_locals(self.head) | tx.facts.live_locals(self.exit_ip)
@@ -178,8 +150,7 @@ class _WhileCapture(_LoopCapture):
                     raise NotCaptured("the body leaves the loop")
                 tx.step()
         except Unsupported as error:
-            where = f" (line {error.location.lineno})" if error.location is not None else ""
-            raise NotCaptured(f"{error.category}: {error.explanation}{where}") from None
+            raise NotCaptured(reason_of(error)) from None
 
     def _emit_while(self, body: Graph, condition: ArrayVariable, initial: dict[str, ArrayVariable],
                     captured: list[Node]) -> None:
