@@ -160,18 +160,60 @@ def run_workload(w: Any, quick: bool, peers: list[str], log: Callable[[str], Non
                     return compiled(*args)
             return on_cuda
         timed("torch", torch_compiled, host_copies)
+        if row.get("torch_s") is None:
+            # torch.compile's NumPy interop can fail on an image's NumPy (torch 2.11 with NumPy 2.5:
+            # "'ndarray' object has no attribute 'mul'"): then the same source with `np` bound to torch,
+            # on CUDA tensors, where it runs as torch code; the table marks the column as a port
+            def torch_port() -> Callable:
+                import torch
+                torch._dynamo.reset()
+                return torch.compile(with_module(w.fn, torch))
+
+            def torch_args() -> list:
+                import torch
+                return [torch.as_tensor(a, device="cuda") for a in host_args]
+            row["torch_numpy_why"] = row.pop("torch_why", None)
+            timed("torch", torch_port, torch_args)
+            row["torch_how"] = "port"
     if "jax" in peers:
         def jax_jitted() -> Callable:
             import jax
             import jax.numpy as jnp
             jax.config.update("jax_enable_x64", True)
-            return jax.jit(with_module(w.fn, jnp))
+            jitted = jax.jit(with_module(w.fn, jnp))
+            # JAX dispatches asynchronously on its own stream, which CUDA events on the default
+            # stream do not wait for: each timed call waits for its results
+            return lambda *args: jax.block_until_ready(jitted(*args))
 
         def jax_args() -> list:
             import jax
             return [jax.device_put(a) for a in host_args]
         timed("jax", jax_jitted, jax_args)
     return row
+
+
+def launch_overhead() -> dict[str, float]:
+    """Host seconds per call, 1024 float64 on the GPU: CuPy's own elementwise launch (x + 1.0) against a
+    cached dynamo call of the same one-kernel graph; one synchronize after each batch of calls."""
+    import cupy
+
+    import dynamo
+    x = cupy.asarray(np.random.default_rng(1).random(1024))
+    dynamo.reset()
+    compiled = dynamo.compile(lambda a: a + 1.0, backend="triton")
+
+    def per_call(fn: Callable[[], Any], calls: int = 2000) -> float:
+        best = float("inf")
+        for _ in range(7):
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            sync()
+            best = min(best, (time.perf_counter() - t0) / calls)
+        return best
+    compiled(x)
+    return {"cupy_launch_s": per_call(lambda: x + 1.0), "dynamo_launch_s": per_call(lambda: compiled(x))}
 
 
 def fmt_time(s: float | None) -> str:
@@ -183,14 +225,16 @@ def fmt_time(s: float | None) -> str:
 def table(rows: list[dict[str, Any]], copy_bw: float, device: str) -> str:
     head = ["workload", "dynamo", "vs cupy", "vs torch", "vs jax", "host in/out", "GB/s", "of copy", "graphs", "ok"]
     lines = [f"device: {device}; device-to-device copy: {copy_bw / 1e9:.0f} GB/s (read + write)",
-             "ratios: peer time / dynamo time (> 1: dynamo faster); dynamo on CuPy inputs, in place", ""]
+             "ratios: peer time / dynamo time (> 1: dynamo faster); dynamo on CuPy inputs, in place; "
+             "*: torch.compile of the source with np bound to torch (its NumPy interop failed here)", ""]
     body = []
     for r in rows:
         d = r.get("dynamo_s")
 
         def ratio(peer: str) -> str:
             p = r.get(f"{peer}_s")
-            return f"{p / d:.2f}x" if p and d else "n/a"
+            mark = "*" if r.get(f"{peer}_how") == "port" and p else ""
+            return f"{p / d:.2f}x{mark}" if p and d else "n/a"
         bw = r["bytes"] / d if d and r["bytes"] else None
         errs = [r[k] for k in r if k.endswith("_err") and r.get(k.replace("_err", "_s"))]
         ok = "yes" if errs and all(e < 1e-3 for e in errs) else ("NO" if errs else "n/a")
@@ -211,7 +255,16 @@ def main() -> None:
     log = lambda msg: print(msg, flush=True)  # noqa: E731
     copy_bw = copy_bandwidth()
     log(f"copy bandwidth {copy_bw / 1e9:.0f} GB/s on {device}")
-    rows = []
+    out = Path(args.json) if args.json else HERE / "results" / f"gpu-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    launch = launch_overhead()
+    log("launch overhead, one-kernel call on 1024 f64: " +
+        "  ".join(f"{k[:-2]} {fmt_time(v)}" for k, v in launch.items()))
+    rows: list[dict[str, Any]] = []
+
+    def save() -> None:  # after every workload: a run cut off by its time limit keeps what it measured
+        out.write_text(json.dumps({"device": device, "copy_bytes_per_s": copy_bw, "date": time.strftime("%Y-%m-%d"),
+                                   "launch": launch, "rows": rows}, indent=1, default=str))
     for w in load_all():
         name = w.__name__.rsplit(".", 1)[-1]
         if args.only and name not in args.only:
@@ -220,10 +273,7 @@ def main() -> None:
         rows.append(run_workload(w, args.quick, args.peers, log))
         log(f"{name}: {time.perf_counter() - t0:.1f}s  " +
             " ".join(f"{k}={fmt_time(v)}" for k, v in rows[-1].items() if k.endswith("_s") and "first" not in k))
-    out = Path(args.json) if args.json else HERE / "results" / f"gpu-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"device": device, "copy_bytes_per_s": copy_bw, "date": time.strftime("%Y-%m-%d"),
-                               "rows": rows}, indent=1, default=str))
+        save()
     print()
     print(table(rows, copy_bw, device))
 

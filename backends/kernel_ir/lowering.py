@@ -106,9 +106,11 @@ class Lowerer:
     """One lowering attempt; `forced` names nodes that get a kernel of their own."""
 
     def __init__(self, gm: GraphModule, example_inputs: list[Any], supported_ops: frozenset[str],
-                 forced: set[str], check: Callable[[Expr], str | None] | None = None) -> None:
+                 forced: set[str], check: Callable[[Expr], str | None] | None = None,
+                 runs_as_numpy: Callable[[Node], str | None] | None = None) -> None:
         self.gm = gm
         self.check = check
+        self.runs_as_numpy = runs_as_numpy
         self._checked: set[int] = set()
         self._checked_exprs: list[Expr] = []  # keeps the checked (hash-consed) expressions alive
         self.graph: Graph = gm.graph
@@ -189,6 +191,10 @@ class Lowerer:
     def lower_node(self, node: Node) -> None:
         if node.op == "call_module":
             self.fallback(node, "a loop node: the loop runs on the host, its body as NumPy code per iteration")
+            return
+        chosen = self.runs_as_numpy(node) if self.runs_as_numpy is not None else None
+        if chosen is not None:
+            self.fallback(node, chosen)
             return
         # a mutation's rule rebinds the mutated value: undone if the target refuses the result
         saved = (dict(self.env), dict(self.root), dict(self.writeback)) \
@@ -590,13 +596,16 @@ def _leaves(value: Any) -> list[Any]:
 
 
 def lower_graph(gm: GraphModule, example_inputs: list[Any], supported_ops: frozenset[str],
-                check: Callable[[Expr], str | None] | None = None) -> Program:
+                check: Callable[[Expr], str | None] | None = None,
+                runs_as_numpy: Callable[[Node], str | None] | None = None) -> Program:
     """Lower with restarts: each NeedsRealize adds the reductions' nodes to the forced set. `check`
-    (optional) names a reason to refuse an expression: the node that made it then runs as NumPy code."""
+    (optional) names a reason to refuse an expression: the node that made it then runs as NumPy code;
+    it also asks for NumPy's exact warnings (scalar math as NumPy code, unread work realized).
+    `runs_as_numpy` (optional) names the nodes a backend leaves to NumPy by choice, with why."""
     forced: set[str] = set()
     for _ in range(MAX_RESTARTS):
         try:
-            return Lowerer(gm, example_inputs, supported_ops, forced, check).run()
+            return Lowerer(gm, example_inputs, supported_ops, forced, check, runs_as_numpy).run()
         except NeedsRealize as needs:
             if needs.origins <= forced:
                 raise

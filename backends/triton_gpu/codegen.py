@@ -16,16 +16,18 @@ import sympy
 from ..kernel_ir.exprs import is_index_var
 from ..kernel_ir.values import is_symbolic
 from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, Store, walk
-from .emitters import EMITTERS, IndexPrinter, tl_dtype
+from .emitters import EMITTERS, TYPES_ITS_LITERALS, IndexPrinter, tl_dtype
 
 
 @dataclass
 class TileConfig:
     """How big a tile one program may hold (elements); the interpreter likes few, big programs.
-    `max_row`: the longest reduced axis held whole; a longer one is looped over in chunks of it."""
+    `max_row`: the longest reduced axis held whole; a longer one is looped over in chunks of it.
+    `num_warps`: the warps that run one program on a GPU."""
 
     max_tile: int = 4096
     max_row: int = 8192
+    num_warps: int = 4
 
 
 @dataclass
@@ -37,6 +39,7 @@ class KernelSource:
     grid: Any                               # programs: an int, or a sympy expression of the sizes
     blocks: list[int] = field(default_factory=list)
     sizes: list[str] = field(default_factory=list)  # then one argument per size symbol
+    num_warps: int = 4
 
 
 def _cdiv(n: Any, b: int) -> Any:
@@ -183,9 +186,10 @@ class KernelWriter:
         self.names[id(e)] = out
         return out
 
-    def operand(self, e: Expr, siblings: tuple[Expr, ...]) -> str:
-        """Constants print as literals when a tensor sibling of the same dtype types them."""
-        if isinstance(e, Const) and any(not isinstance(s, Const) and s.dtype == e.dtype for s in siblings):
+    def operand(self, e: Expr, op: str, siblings: tuple[Expr, ...]) -> str:
+        """Constants print as literals where a tensor sibling of the same dtype types them."""
+        if (isinstance(e, Const) and op in TYPES_ITS_LITERALS
+                and any(not isinstance(s, Const) and s.dtype == e.dtype for s in siblings)):
             return _literal(e.value, e.dtype)
         return self.value(e)
 
@@ -208,7 +212,12 @@ class KernelWriter:
         return self.emit(f"({text}).to({tl_dtype(e.dtype)})")
 
     def op(self, e: Op) -> str:
-        args = [self.operand(a, e.args) for a in e.args]
+        exponent = e.args[1] if e.name == "power" else None
+        if isinstance(exponent, Const) and e.dtype in (np.float32, np.float64) and exponent.value in (2, 3, 4):
+            # libdevice's pow costs tens of float64 instructions; x*x*x is within an ulp of it
+            x = self.value(e.args[0])
+            return "(" + " * ".join([x] * int(exponent.value)) + ")"
+        args = [self.operand(a, e.name, e.args) for a in e.args]
         dtypes = [a.dtype for a in e.args]
         if e.dtype.kind == "b" and e.name in ("add", "multiply"):
             return f"({args[0]} {'|' if e.name == 'add' else '&'} {args[1]})"
@@ -322,7 +331,8 @@ class KernelWriter:
         head.append("    pid = tl.program_id(0)")
         head += self.axis_lines()
         src = "\n".join(head + body) + "\n"
-        return KernelSource(k.name, src, buffers, strides, math.prod(self.counts), self.blocks, sizes)
+        return KernelSource(k.name, src, buffers, strides, math.prod(self.counts), self.blocks, sizes,
+                            self.config.num_warps)
 
     def used_symbols(self) -> set[sympy.Symbol]:
         found: set[sympy.Symbol] = set()

@@ -206,6 +206,15 @@ EMITTERS: dict[str, Emitter] = {
 
 SUPPORTED_OPS = frozenset(EMITTERS)
 
+# Ops printed as Triton operators or tl.where/maximum/minimum, which give a Python number the type of
+# the tensor beside it. Function calls (libdevice, the helpers below) type a number as float32 or
+# int32 instead, so their constants are passed as tensors of the constant's own dtype.
+TYPES_ITS_LITERALS = frozenset({
+    "add", "subtract", "multiply", "divide", "maximum", "minimum", "less", "less_equal", "greater",
+    "greater_equal", "equal", "not_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "where",
+})
+
 # Helpers the emitted code may call: NumPy's floor division and remainder for integers (Triton's
 # // and % truncate toward zero, like C).
 PRELUDE = '''

@@ -12,8 +12,20 @@ import triton.language as tl
 from triton.runtime.interpreter import TensorHandle
 
 
+def _scalar_type(arg: Any) -> Any:
+    """What compiled Triton makes of an argument: a Python float is a float32 constant, an int an int32."""
+    if isinstance(arg, tl.core.tensor):
+        return arg.type.scalar
+    return tl.float32 if isinstance(arg, float) else tl.int32
+
+
 def _lift(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     def apply(*args: Any) -> Any:
+        # compiled libdevice has one overload per argument-type tuple, all alike: mixed types do not compile
+        kinds = {str(_scalar_type(a)) for a in args}
+        if len(kinds) > 1:
+            raise TypeError(f"libdevice.{name} takes arguments of one type, got {sorted(kinds)} "
+                            "(a Python number in a kernel is float32 or int32)")
         tensors = [a for a in args if isinstance(a, tl.core.tensor)]
         ref = tensors[0]
         data = [a.handle.data if isinstance(a, tl.core.tensor) else a for a in args]

@@ -79,9 +79,12 @@ class Launcher:
         self.mutated_inputs = {name for step in program.steps if isinstance(step, Kernel)
                                for name in step.writes() if program.buffers[name].kind == "input"}
         self.device_constants: dict[str, Any] | None = None  # program.constants, copied to the device once
+        # the inputs the program reads: a graph input nothing uses (a value loaded before a graph
+        # break, say) must not decide where the graph runs
+        self.used_inputs = [k for k, name in enumerate(program.placeholders) if name in program.buffers]
 
     def __call__(self, *args: Any) -> Any:
-        if any(self.device.is_device_array(a) for a in args):
+        if any(self.device.is_device_array(args[k]) for k in self.used_inputs):
             return self.run_on_device(args)
         return self.run_from_host(args)
 
@@ -176,7 +179,7 @@ class Launcher:
             with np.errstate(all="ignore"):
                 launch(*(self.device.argument(a) for a in arrays), *strides)
         else:
-            launch(*(self.device.argument(a) for a in arrays), *strides)
+            launch(*(self.device.argument(a) for a in arrays), *strides, num_warps=source.num_warps)
 
     def bind_sizes(self, args: tuple[Any, ...]) -> dict[str, int]:
         """The size symbols' values for this call, read off the inputs whose sizes they are."""

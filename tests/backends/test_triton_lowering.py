@@ -174,6 +174,24 @@ def test_matmul_shapes_and_dtypes():
     check(lambda a, b: np.matmul(a, b), rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 2)), rtol=1e-10)
 
 
+def test_large_float_matrix_products_run_as_the_library_matmul_and_the_epilogue_stays_a_kernel():
+    a, b, bias = rng.standard_normal((160, 140)), rng.standard_normal((140, 150)), rng.standard_normal(150)
+    rec = check(lambda a, b, bias: np.maximum(a @ b + bias, 0), a, b, bias, kernels=1,
+                fallbacks=["matmul"], rtol=1e-10)
+    assert "cuBLAS" in rec.fallbacks[0][1] and "tl.dot(" not in rec.compiled[0].source
+    # float32 too; integers, float16 and matrix-vector products stay in kernels
+    check(lambda a, b: a @ b, a.astype(np.float32), b.astype(np.float32), kernels=0, fallbacks=["matmul"], rtol=1e-5)
+    check(lambda a, v: np.tanh(a @ v), a, rng.standard_normal(140), kernels=1, rtol=1e-10)
+    check(lambda a, b: a @ b, (a * 4).astype(np.int64), (b * 4).astype(np.int64), kernels=1)
+
+
+def test_small_integer_powers_of_floats_are_products():
+    x = rng.random((7, 9)) + 0.5
+    rec = check(lambda x: (x ** 2, x ** 3, x ** 4, x ** 2.5, x.astype(np.float32) ** 3), x, kernels=1, rtol=1e-6)
+    source = rec.compiled[0].source
+    assert source.count("libdevice.pow(") == 1  # only x ** 2.5
+
+
 # ---------------------------------------------------------------- views
 
 def test_transposes_slices_offsets_and_negative_strides():
@@ -313,3 +331,20 @@ def test_setitem_of_a_one_element_array_and_empty_reshapes():
         return e.reshape(0, 3, 0), e.reshape(-1)
     x = np.array([1.5])
     check(f, x, np.zeros((0, 0)))
+
+
+def test_gpu_tiles_are_chosen_per_kernel_and_a_given_config_wins():
+    from types import SimpleNamespace
+
+    from dynamo.backends.triton_gpu import GPU_TILES
+    from dynamo.backends.triton_gpu.codegen import TileConfig
+    recorder = Recorder()
+    dynamo.compile(lambda x: (np.exp(x) + 1, (x * 2).sum(axis=1)), backend=recorder)(X)
+    kernels = sorted(recorder.compiled[0].program.kernels, key=lambda k: len(k.reductions()))
+    assert [bool(k.reductions()) for k in kernels] == [False, True]
+    gpu = SimpleNamespace(interpreted=False)
+    backend = TritonBackend()
+    assert [backend.tile_config(gpu, k) for k in kernels] == [GPU_TILES["elementwise"], GPU_TILES["reduction"]]
+    assert backend.tile_config(SimpleNamespace(interpreted=True), kernels[0]).max_tile == 1 << 16
+    given = TileConfig(max_tile=512, num_warps=2)
+    assert TritonBackend(given).tile_config(gpu, kernels[1]) is given
