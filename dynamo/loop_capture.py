@@ -23,6 +23,7 @@ from .fx_ir.loops import ForLoop
 from .fx_ir.node import Node, map_arg
 from .fx_ir.ops import symbolic as sizes
 from .loop_body import BodyTrace, NotCaptured, reason_of, stored_locals
+from .loop_counters import check_fits_int64, check_step, find_counters, iterations_before, value_of
 from .loop_records import CapturedLoop, RejectedLoop, RetraceWithoutLoop
 from .shapes.loop_symbols import LoopBounds
 from .variables.arrays import ArrayVariable
@@ -220,6 +221,11 @@ class _LoopCapture:
         tx, output = self.tx, self.output
         self._check_instructions()
         carried_names, temporaries = self._classify_locals()
+        counters = find_counters(tx, carried_names, self.for_ip + 1, self.exit_ip)
+        carried_names = [name for name in carried_names if name not in counters]
+        trip = _trip_count(self.start, self.stop, self.step)
+        for counter in counters.values():
+            check_fits_int64(counter, trip)
         initial = {name: self._carried_initial(name) for name in carried_names}
 
         body = Graph()
@@ -232,6 +238,9 @@ class _LoopCapture:
             hint = output.shape_env.hint(self.start) if sizes.is_symbolic(self.start) else int(self.start)
             trace.bind_symbol(LoopBounds(symbol, lower, upper, self.variable), hint, index_node)
             trace.start()
+            done = iterations_before(symbol, self.start, self.step)
+            for name, counter in counters.items():  # computed from the loop variable, not carried
+                tx.symbolic_locals[name] = value_of(tx, counter.at(done))
             tx.push(_IterationMarker())
             head_depth = len(tx.stack)
             index = SymbolicIntVariable(output, symbol, node=index_node)
@@ -240,11 +249,16 @@ class _LoopCapture:
             self._trace_one_iteration(head_depth)
             after = {name: tx.symbolic_locals.get(name) for name in carried_names}
             trace.check_side_effects()
+            for name, counter in counters.items():
+                check_step(counter, counter.at(done), tx.symbolic_locals.get(name))
             next_values = [self._next_value(name, initial[name], after[name]) for name in carried_names]
         body.output(tuple(next_values))
         output.keep_unused_work(body)  # a temporary nobody reads is still computed (and warns) every iteration
         captured = _lift_captures(body)
         self._emit(body, initial, captured, temporaries)
+        for name, counter in counters.items():
+            tx.symbolic_locals[name] = value_of(tx, counter.at(trip))
+            output.loops.captured[-1].carried.append(f"{name} (int counter, {counter.step:+d} per iteration)")
 
     def _check_instructions(self) -> None:
         tx = self.tx

@@ -294,10 +294,10 @@ def body_breaks_on_data(x):
 
 
 def python_counter(x):
-    k = 0
+    k = 1
     for i in range(20):
         x[i] = k
-        k += 2
+        k = k * 2  # not a counter (a constant step): an int carried through the loop
     return k
 
 
