@@ -9,6 +9,7 @@ from typing import Any
 
 import sympy
 
+from ...fx_ir import map_aggregate
 from .exprs import Expr, Reduce, format_expr, walk
 from .values import Buffer
 
@@ -109,6 +110,23 @@ class Program:
     @property
     def kernels(self) -> list[Kernel]:
         return [s for s in self.steps if isinstance(s, Kernel)]
+
+    def names_used(self) -> set[str]:
+        """The values some step reads or writes, or the output hands back (an input absent from it,
+        loaded before a graph break say, is only passed along)."""
+        used: set[str] = set()
+
+        def note(x: Any) -> Any:
+            if isinstance(x, Ref):
+                used.add(x.name)
+            return x
+        for step in self.steps:
+            if isinstance(step, Kernel):
+                used.update(step.reads(), step.writes())
+            else:
+                map_aggregate((step.args, step.kwargs), note)
+        map_aggregate(self.output, note)
+        return used
 
     def describe(self) -> str:
         lines = ["buffers:"] + [f"    {b!r}" for b in self.buffers.values()]

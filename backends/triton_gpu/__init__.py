@@ -21,6 +21,7 @@ from .device import Device, TritonUnavailable, select_device
 from .emitters import PRELUDE, SUPPORTED_OPS
 from .launcher import DeviceMismatch, Launcher, load_module, module_source
 from .library_calls import library_matmul
+from .split_reductions import split_long_reductions
 
 log = logging.getLogger("dynamo.output_code")
 
@@ -129,7 +130,8 @@ class TritonBackend:
         key = f"{fingerprint(gm)}:{symbolic_layout(gm)}:{device.name}:{self.tile_config(device)}"
         if key not in self._cache:
             try:
-                program = lower_graph(gm, example_inputs, SUPPORTED_OPS, runs_as_numpy=library_matmul)
+                program = split_long_reductions(lower_graph(gm, example_inputs, SUPPORTED_OPS,
+                                                            runs_as_numpy=library_matmul))
                 if program.fallbacks:
                     raise NotImplementedError(", ".join(f"{n}: {why}" for n, why in program.fallbacks))
                 if log.isEnabledFor(logging.DEBUG):
@@ -166,7 +168,7 @@ class TritonBackend:
     # -- the three stages ---------------------------------------------------------------------------
 
     def kernels(self, gm: GraphModule, example_inputs: list[Any]) -> Program:
-        program = lower_graph(gm, example_inputs, SUPPORTED_OPS, runs_as_numpy=library_matmul)
+        program = split_long_reductions(lower_graph(gm, example_inputs, SUPPORTED_OPS, runs_as_numpy=library_matmul))
         if log.isEnabledFor(logging.DEBUG):
             log.debug("[kernels]\n%s", program.describe())
         for node, reason in program.fallbacks:

@@ -81,7 +81,8 @@ class Launcher:
         self.device_constants: dict[str, Any] | None = None  # program.constants, copied to the device once
         # the inputs the program reads: a graph input nothing uses (a value loaded before a graph
         # break, say) must not decide where the graph runs
-        self.used_inputs = [k for k, name in enumerate(program.placeholders) if name in program.buffers]
+        used = program.names_used()
+        self.used_inputs = [k for k, name in enumerate(program.placeholders) if name in used]
 
     def __call__(self, *args: Any) -> Any:
         if any(self.device.is_device_array(args[k]) for k in self.used_inputs):
@@ -135,8 +136,7 @@ class Launcher:
         """Device (CuPy) inputs: used in place, every value stays on the device, and the steps that are
         not kernels call NumPy on the device arrays, which hands them to CuPy (as in plain Python)."""
         program, device = self.program, self.device
-        hosted = [name for name, a in zip(program.placeholders, args)
-                  if isinstance(a, np.ndarray) and name in program.buffers]
+        hosted = [program.placeholders[k] for k in self.used_inputs if isinstance(args[k], np.ndarray)]
         if hosted:
             raise DeviceMismatch(
                 f"inputs on two devices: {', '.join(hosted)} {'is a NumPy array' if len(hosted) == 1 else 'are NumPy arrays'} "

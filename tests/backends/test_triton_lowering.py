@@ -174,14 +174,18 @@ def test_matmul_shapes_and_dtypes():
     check(lambda a, b: np.matmul(a, b), rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 2)), rtol=1e-10)
 
 
-def test_large_float_matrix_products_run_as_the_library_matmul_and_the_epilogue_stays_a_kernel():
-    a, b, bias = rng.standard_normal((160, 140)), rng.standard_normal((140, 150)), rng.standard_normal(150)
+def test_large_float_matrix_products_run_as_the_library_matmul_and_the_epilogue_stays_a_kernel(monkeypatch):
+    from dynamo.backends.triton_gpu import library_calls
+    # small thresholds: the interpreter runs big integer products slowly
+    monkeypatch.setattr(library_calls, "LIBRARY_MATMUL_WORK", 4000)
+    monkeypatch.setattr(library_calls, "MIN_LIBRARY_SIDE", 8)
+    a, b, bias = rng.standard_normal((20, 18)), rng.standard_normal((18, 12)), rng.standard_normal(12)
     rec = check(lambda a, b, bias: np.maximum(a @ b + bias, 0), a, b, bias, kernels=1,
                 fallbacks=["matmul"], rtol=1e-10)
     assert "cuBLAS" in rec.fallbacks[0][1] and "tl.dot(" not in rec.compiled[0].source
     # float32 too; integers, float16 and matrix-vector products stay in kernels
     check(lambda a, b: a @ b, a.astype(np.float32), b.astype(np.float32), kernels=0, fallbacks=["matmul"], rtol=1e-5)
-    check(lambda a, v: np.tanh(a @ v), a, rng.standard_normal(140), kernels=1, rtol=1e-10)
+    check(lambda a, v: np.tanh(a @ v), a, rng.standard_normal(18), kernels=1, rtol=1e-10)
     check(lambda a, b: a @ b, (a * 4).astype(np.int64), (b * 4).astype(np.int64), kernels=1)
 
 
@@ -293,6 +297,16 @@ def test_hand_built_graph_with_methods_and_attributes():
     assert compiled.fallback_nodes == []
 
 
+def test_an_input_nothing_reads_does_not_decide_where_the_graph_runs():
+    # a CuPy array loaded before a graph break is a graph input the graph does not use: with a NumPy
+    # array beside it, the graph runs on the host (as plain NumPy would for its own work)
+    x, y = rng.standard_normal(6), rng.standard_normal(6)
+    gm, compiled = _compile_graph(lambda g, a, b: g.call_function(np.exp, (a,)), x, y)
+    assert compiled.program.names_used() >= {"in0"} and "in1" not in compiled.program.names_used()
+    assert compiled.launcher.used_inputs == [0]
+    np.testing.assert_allclose(compiled(x, y), np.exp(x), rtol=1e-12)
+
+
 def test_hand_built_graph_reductions_along_each_axis():
     x = rng.standard_normal((4, 5, 6)).astype(np.float32)
     for axis in range(3):
@@ -348,3 +362,27 @@ def test_gpu_tiles_are_chosen_per_kernel_and_a_given_config_wins():
     assert backend.tile_config(SimpleNamespace(interpreted=True), kernels[0]).max_tile == 1 << 16
     given = TileConfig(max_tile=512, num_warps=2)
     assert TritonBackend(given).tile_config(gpu, kernels[1]) is given
+
+
+def test_long_reductions_to_one_value_are_split_across_programs(monkeypatch):
+    from dynamo.backends.triton_gpu import split_reductions
+    # small thresholds: the interpreter runs Triton's reductions slowly
+    monkeypatch.setattr(split_reductions, "SPLIT_FROM", 512)
+    monkeypatch.setattr(split_reductions, "CHUNK", 128)
+    n = 1000 + 3  # past SPLIT_FROM, not a multiple of the chunk
+    x = rng.standard_normal(n)
+    ints = rng.integers(-1000, 1000, n)
+
+    def stats(x, i):
+        return ((x * 2 + 1).sum() > 0, x.max(), np.linalg.norm(x), (x > 3.5).any(), (x < 9).all(),
+                i.sum(), i.min(), np.mean(x))
+    rec = check(stats, x, ints, kernels=2, rtol=1e-10)
+    partial, final = rec.compiled[0].program.kernels
+    assert partial.axes[0].role == "grid" and partial.axes[0].extent == -(-n // 128)
+    assert [a.role for a in final.axes] == ["full"]
+    with_nan = x.copy()
+    with_nan[n - 2] = np.nan
+    check(lambda x: (x.max(), x.min(), x.sum()), with_nan, kernels=2)
+    # not split: a reduction that reads another (one kernel, looped), and reductions along an axis
+    check(lambda x: np.exp(x - x.max()).sum(), x, kernels=1, rtol=1e-10)
+    check(lambda m: m.sum(axis=1), rng.standard_normal((4, n)), kernels=1, rtol=1e-10)
