@@ -1,7 +1,9 @@
 """The compile callback the C hook calls on a cache miss: skip, compile, or fall back.
 
 One ConvertFrame exists per (backend, options); cache entries belong to the callback that made
-them, so a function compiled for two backends keeps two sets of entries.
+them, so a function compiled for two backends keeps two sets of entries. The tracer, guards and
+shapes (and numpy with them) load with the first frame compiled: a program whose frames are all
+skipped (`python -m dynamo run` of a script with no function of its own) never pays for them.
 """
 from __future__ import annotations
 
@@ -12,16 +14,17 @@ import time
 import types
 import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import _C, config, resume, skipfiles
-from .bytecode_compat import flatten_signature
+from . import _C, config, resume_origins, skipfiles
 from .exc import Category, DynamoError, InternalCompilerError, SourceLocation, Unsupported
-from .guards import GuardKind, GuardSet, failure_reason
-from .recompiles import ValueChurn
 from .logs import get_artifact_logger
-from .shapes import FrameState, ShapePolicy, policy_scope
-from .sources import LocalSource
+
+if TYPE_CHECKING:
+    from .guards import GuardSet
+    from .recompiles import ValueChurn
+    from .resume_origins import PythonRegion
+    from .shapes import FrameState
 
 guards_log = get_artifact_logger("guards")
 breaks_log = get_artifact_logger("breaks")
@@ -66,6 +69,7 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
     from .symbolic_convert import InstructionTranslator
     from .loop_capture import peeled_loop_broken
     from .loop_records import LoopRecords, RetraceWithoutLoop
+    from .resume import python_region
     from .translator.core import BreakHere
 
     code = frame.f_code
@@ -93,7 +97,7 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
             try:
                 body = codegen_break(tx, reason)
             except StartsInPython:
-                region = resume.python_region(code, tx.ip)
+                region = python_region(code, tx.ip)
                 if region is None:
                     raise describe_cannot_break(reason, NoHandOff(
                         "no point after it where compiled code could take over, so the whole function "
@@ -192,6 +196,8 @@ def _names_used(code: types.CodeType) -> set[str]:
 
 def region_reason(code: types.CodeType, in_loop: bool) -> Unsupported:
     """Why (part of) a resume function runs in Python."""
+    from . import resume
+
     where = SourceLocation(code.co_filename, resume.entry_line(code), code.co_name)
     if in_loop:
         return Unsupported(
@@ -204,9 +210,11 @@ def region_reason(code: types.CodeType, in_loop: bool) -> Unsupported:
         "blocks (code after the block is compiled again)", where)
 
 
-def python_region_frame(region: "resume.PythonRegion", reason: Unsupported) -> "CompiledFrame":
+def python_region_frame(region: PythonRegion, reason: Unsupported) -> CompiledFrame:
     """A frame that starts with code that runs in Python: its own code with a hand-off to a
     compiled resume function where that code ends (valid for every input: no guards)."""
+    from .guards import GuardSet
+
     return CompiledFrame(GuardSet(), region.code, fallback_reason=detached(reason), python_until=region.exit_line)
 
 
@@ -280,6 +288,8 @@ def code_to_run(original: types.CodeType, compiled: CompiledFrame) -> types.Code
     (no second frame made and no arguments copied into it; tracebacks show the user's frame)."""
     if compiled.fallback_reason is not None and compiled.python_until is None:
         return original
+    from .bytecode_compat import flatten_signature
+
     code = compiled.code
     flat = flatten_signature(original)
     if all(getattr(code, name) == getattr(flat, name) for name in _BEHAVIOUR):
@@ -297,12 +307,30 @@ class ConvertFrame:
         # every frame this callback compiled, in order (explain() and tests read it)
         self.compiled_frames: list[tuple[types.CodeType, CompiledFrame]] = []
         self.recompiles: list[tuple[types.CodeType, list[str]]] = []  # (code, guard failures)
-        self.shape_state = FrameState()  # sizes compiled for so far (automatic dynamic shapes)
-        self.churn = ValueChurn()
+        self._shape_state: FrameState | None = None  # made with the first compile (shape_state)
+        self._churn: ValueChurn | None = None
         # code objects whose trace ran past config.trace_instruction_budget -> why: traced once
         self.over_budget: "weakref.WeakKeyDictionary[types.CodeType, Unsupported]" = weakref.WeakKeyDictionary()
         # frames that kept recompiling for new values and now run their original code (explain)
         self.given_up: list[tuple[types.CodeType, str]] = []
+
+    @property
+    def shape_state(self) -> FrameState:
+        """Sizes compiled for so far (automatic dynamic shapes)."""
+        if self._shape_state is None:
+            from .shapes import FrameState
+
+            self._shape_state = FrameState()
+        return self._shape_state
+
+    @property
+    def churn(self) -> ValueChurn:
+        """Which frames recompile for new values (recompiles.ValueChurn)."""
+        if self._churn is None:
+            from .recompiles import ValueChurn
+
+            self._churn = ValueChurn()
+        return self._churn
 
     def __repr__(self) -> str:
         return f"<ConvertFrame backend={self.backend_name!r} fullgraph={self.fullgraph}>"
@@ -310,13 +338,15 @@ class ConvertFrame:
     def __call__(self, frame: Any) -> Any:
         code = frame.f_code
         if skipfiles.is_skipped(code) or (skipfiles.is_generated(code) and skipfiles.generated_code_skipped(
-                resume.source_of(code), frame.f_globals)):
+                resume_origins.source_of(code), frame.f_globals)):
             return _C.SKIP
-        region = resume.region_of(code)
-        if region is not None or resume.runs_in_python(code):
+        region = resume_origins.region_of(code)
+        if region is not None or resume_origins.runs_in_python(code):
             # code that runs in Python up to where a compiled resume function takes over (or,
             # with no such point, to its end): recorded once, then left to the interpreter
             reason = region_reason(region.source if region else code, region is None or region.in_loop)
+            from .guards import GuardSet  # loaded already: the tracer made that region or resume function
+
             breaks_log.debug("%s: %s", code.co_qualname, reason)
             self.compiled_frames.append((code, CompiledFrame(GuardSet(), code, fallback_reason=reason,
                                                              python_until=region.exit_line if region else None)))
@@ -365,6 +395,8 @@ class ConvertFrame:
     def compile_frame(self, frame: Any) -> CompiledFrame:
         """Trace the frame into a graph; when something cannot be captured, fall back to the
         frame's own code (guarded on argument types, so the same inputs do not retrace)."""
+        from .shapes import ShapePolicy, policy_scope
+
         try:
             try:
                 check_reference_observers(frame.f_code)
@@ -398,6 +430,10 @@ class ConvertFrame:
                 "(DYNAMO_STRICT=1 raises it with its traceback)", error.location))
 
     def fallback(self, frame: Any, reason: Unsupported) -> CompiledFrame:
+        from .bytecode_compat import flatten_signature
+        from .guards import GuardKind, GuardSet
+        from .sources import LocalSource
+
         guards = GuardSet()
         for index, (name, value) in enumerate(zip(frame.f_code.co_varnames, frame.f_args)):
             guards.add(LocalSource(index, name), GuardKind.TYPE_IS, type(value))
@@ -410,6 +446,8 @@ class ConvertFrame:
 
     def _failures(self, frame: Any, entries: list) -> list[str]:
         """Each distinct reason once (entries that failed on the same guard say it once)."""
+        from .guards import failure_reason
+
         reasons = []
         for entry in entries:
             failed_at = self._check(frame, entry)
@@ -460,9 +498,10 @@ class ConvertFrame:
 
     def reset(self) -> None:
         self._limit_warned.clear()
-        self.churn = ValueChurn()
+        self._churn = None
         self.over_budget = weakref.WeakKeyDictionary()
         self.given_up.clear()
-        self.shape_state.clear()
+        if self._shape_state is not None:
+            self._shape_state.clear()
         self.compiled_frames.clear()
         self.recompiles.clear()

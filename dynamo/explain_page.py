@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _C, resume
+from . import _C, resume, resume_origins
 
 
 @dataclass
@@ -97,7 +97,7 @@ def collect(callback: Any) -> PageData:
                 kind = BreakReason.from_unsupported(compiled.fallback_reason, code.co_qualname, True,
                                                     getattr(compiled, "python_until", None)).kind
             lines = [line for _, _, line in code.co_lines() if line is not None] + [code.co_firstlineno]
-            source = resume.source_of(code)
+            source = resume_origins.source_of(code)
             # a resume function's span starts where it takes over, not at the def line it inherits
             first = min(lines) if source is code else resume.entry_line(code)
             hits = sum(entry.hits for entry in _C.cache_entries(code))

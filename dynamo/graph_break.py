@@ -27,7 +27,8 @@ from .bytecode_analysis import analyze
 from .codegen import PyCodegen, output_local
 from .exc import Category, Unsupported, unsupported
 from .resume import (arrange_live, begin_resume_call, cells_not_resumable, end_resume_call, hiding_handler,
-                     passing_order, python_region, resume_code, starts_in_python)
+                     passing_order, python_region, resume_code)
+from .resume_origins import starts_in_python
 from .sources import LocalSource
 from .variables.base import NULL, BoundMethodVariable, VariableTracker
 from .variables.functions import CellVariable, NestedFunctionVariable, UserMethodVariable

@@ -2,6 +2,7 @@
 them), dynamo itself, whatever config.skip_dirs adds, and code generated at run time by them."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import sysconfig
@@ -23,9 +24,9 @@ def _library_dirs() -> tuple[str, ...]:
 @lru_cache(maxsize=None)
 def _dynamo_dirs() -> tuple[str, ...]:
     # fx_ir/ and backends/ install under dynamo/, but in a source checkout they are siblings.
-    from . import backends, fx_ir  # imported lazily: they may import numpy
-
-    dirs = {os.path.dirname(os.path.abspath(m.__file__)) for m in (fx_ir, backends) if m.__file__}
+    # Found, not imported: fx_ir imports numpy, which a program that compiles nothing never loads.
+    specs = [importlib.util.find_spec(f"{__package__}.{name}") for name in ("fx_ir", "backends")]
+    dirs = {os.path.dirname(os.path.abspath(spec.origin)) for spec in specs if spec is not None and spec.origin}
     dirs.add(os.path.dirname(os.path.abspath(__file__)))
     return tuple(d + os.sep for d in dirs)
 

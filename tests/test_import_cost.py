@@ -42,3 +42,18 @@ def test_deferred_names_and_backends_load_on_first_use():
         print(issubclass(dynamo.DynamicShapeError, dynamo.DynamoError), "numpy" in dynamo.list_backends())
     """)
     assert out == "False\nTrue True\nTrue True\n"
+
+
+def test_a_program_that_compiles_nothing_loads_neither_the_tracer_nor_numpy(tmp_path):
+    # `python -m dynamo run` of a script whose frames are all skipped (module code, the standard
+    # library): the callback answers them without the tracer, so the script starts as fast as plain
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(f"""
+        import json, sys
+        print(json.dumps([1, 2]))
+        print(sorted(name for name in {HEAVY + ["numpy"]!r} if name in sys.modules))
+    """))
+    done = subprocess.run([sys.executable, "-m", "dynamo", "run", str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[1, 2]\n['dynamo.convert_frame']\n"
