@@ -173,6 +173,8 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     cg.rebuild = lambda nested: _rebuild_nested(cg, tx, nested)
     stack = _unbind_methods(tx, list(tx.stack))
     passed_on = _values_passed_on(tx, kind, inst, stack)
+    cg.__dict__["held_locals"] = held = _dead_locals_held(cg, tx)
+    passed_on += [tx.symbolic_locals[name] for name in sorted(held)]
     # values read through attributes, items, globals or cells: as they were before the side
     # effects are replayed (`v = lst.pop()` is lst[-1] of the list as it was; `old = obj.a;
     # obj.a = new` would read the new value)
@@ -217,20 +219,74 @@ def _split_target(tx: "InstructionTranslator") -> int:
 
 
 _CLEAR_TEMPS = object()  # stands for the clearing of the temporaries until codegen_break ends
+_CLEAR_DEAD_TEMPS = object()  # before the instruction run in Python: the temporaries no later code reads
 
 
 def _clear_temps(cg: PyCodegen) -> None:
     """Before a resume function is called, the transformed frame lets go of its temporaries (the
     graph's outputs, objects built, results of the instruction run in Python): the frame stays
     alive during the call, and an object that plain Python drops at this point (a generator left
-    by `break`, a file) must be finalized when it would be."""
+    by `break`, a file) must be finalized when it would be. The temporaries that nothing reads
+    after the operands of the instruction run in Python are pushed go before it runs (gc.collect()
+    there must find a cycle the program let go of): every object plain Python's frame still
+    holds is read later, by the resume call, as a stack item or a local (_dead_locals_held)."""
+    outputs = {output_local(index) for index in range(len(cg.graph_outputs))}
     names = {instr.arg for instr in cg.instructions
              if isinstance(instr, Instr) and instr.name == "STORE_FAST" and str(instr.arg).startswith("___")}
-    names |= {output_local(index) for index in range(len(cg.graph_outputs))}
+    names |= outputs
     clearing: list[Instr] = []
     for name in sorted(names):
         clearing += [Instr("LOAD_CONST", None), Instr("STORE_FAST", name)]
     cg.instructions[:] = [i for item in cg.instructions for i in (clearing if item is _CLEAR_TEMPS else [item])]
+    if _CLEAR_DEAD_TEMPS in cg.instructions:
+        at = cg.instructions.index(_CLEAR_DEAD_TEMPS)
+        stored = outputs | {i.arg for i in cg.instructions[:at] if isinstance(i, Instr) and i.name == "STORE_FAST"
+                            and str(i.arg).startswith("___")}
+        read_later = {name for i in cg.instructions[at + 1:] if isinstance(i, Instr) and i.name.startswith("LOAD_FAST")
+                      for name in (i.arg if isinstance(i.arg, tuple) else (i.arg,)) if isinstance(name, str)}
+        dead = [i for name in sorted(stored - read_later) for i in (Instr("LOAD_CONST", None), Instr("STORE_FAST", name))]
+        cg.instructions[at:at + 1] = dead
+
+
+def _dead_locals_held(cg: PyCodegen, tx: "InstructionTranslator") -> frozenset[str]:
+    """Locals bound here that no later code reads, whose objects plain Python's frame still holds
+    until they are assigned again, deleted or the frame returns (a weakref to them stays alive, a
+    new object cannot take their address): every resume function of the break takes them too.
+    Not constants, nor arrays only the graph computes (holding one would make it an output of the
+    graph, materialized for no reader), nor values that cannot be rebuilt."""
+    from .variables.arrays import ArrayVariable
+    from .variables.constant import ConstantVariable
+
+    held = set()
+    for name, value in tx.symbolic_locals.items():
+        if name not in tx.code.co_varnames or name in tx.code.co_cellvars:
+            continue
+        if isinstance(value, (ConstantVariable, CellVariable)) or value is NULL \
+                or (isinstance(value, ArrayVariable) and value.source is None):
+            continue
+        if _rebuilds_alone(cg, tx, value):
+            held.add(name)
+    return frozenset(held)
+
+
+class _NeedsGraphOutput(Exception):
+    pass
+
+
+def _rebuilds_alone(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTracker) -> bool:
+    """Whether `value` can be rebuilt with no new output of the graph (a dry run)."""
+    outputs = len(cg.graph_outputs)
+
+    def emit(dry: PyCodegen) -> None:
+        reconstruct(dry, tx, value)
+        if len(dry.graph_outputs) != outputs:
+            raise _NeedsGraphOutput
+
+    try:
+        cg.sources_read_by(emit)
+    except (Unsupported, _NeedsGraphOutput):
+        return False
+    return True
 
 
 class MethodLoad(VariableTracker):
@@ -561,6 +617,7 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
     for value in operands:
         if value is not _PAIR_REST:
             reconstruct(cg, tx, value)
+    cg.append(_CLEAR_DEAD_TEMPS)  # gc.collect() must not find objects that only the temporaries hold
     result_nulls: frozenset[int] = frozenset()
     if inst.name == "LOAD_METHOD" or (inst.name == "LOAD_ATTR" and compat.attr_arg(inst)[0]):
         # the bound method alone; the NULL beside it exists only in the resume function's stack
@@ -627,7 +684,8 @@ def _call_resume(cg: PyCodegen, tx: "InstructionTranslator", index: int, stack: 
     """`return <resume function>(stack items..., live locals...)`: the call; assemble adds the return."""
     plain = {name for name, value in tx.symbolic_locals.items()
              if name in tx.code.co_varnames and name not in tx.code.co_cellvars}
-    live = arrange_live(tx.code, analyze(tx.code).live_locals(index) & plain, plain)
+    held = cg.__dict__.get("held_locals", frozenset())
+    live = arrange_live(tx.code, (analyze(tx.code).live_locals(index) & plain) | held, plain)
     nulls = frozenset(i for i, value in enumerate(stack) if value is NULL)
     methods = frozenset((i, value.name) for i, value in enumerate(stack) if isinstance(value, MethodLoad))
     code = resume_code(tx.code, index, len(stack), nulls, live, methods)

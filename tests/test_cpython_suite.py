@@ -52,15 +52,7 @@ KNOWN: dict[str, dict[str, str]] = {
         'test_iter.TestCase::test_ref_counting_behavior':
             'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
     },
-    'test_set': {
-        'test_set.TestSet::test_container_iterator':
-            'issue #17 class 7 (iterator state, object lifetime), owned by the semantics change',
-    },
 }
-if sys.version_info[:2] == (3, 12):
-    # 3.12 only: the exception object outlives its except block by the break's replay temporaries
-    KNOWN['test_exceptions']['test_exceptions.ExceptionTests::testExceptionCleanupState'] = (
-        'issue #17 class 7 (object lifetime at a graph break: temporaries released after the instruction)')
 
 
 def _stdlib_tests() -> Path | None:

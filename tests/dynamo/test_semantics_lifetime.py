@@ -1,5 +1,6 @@
 """Objects live as long as in plain Python, the compiling call included (a weakref made before a
 graph break dies with the frame, before its referent), and iterators keep their positions."""
+import gc
 import weakref
 
 import numpy as np
@@ -42,3 +43,60 @@ def test_a_weakref_dies_with_the_frame_on_the_compiling_call(backend):
 def test_an_iterator_keeps_its_position_after_zip(backend):
     check_same(zip_then_next, lambda: (np.ones(2),), backend)
 
+
+
+def cycle_through_an_iterator_then_collect(x):
+    obj = Thing()
+    ref = weakref.ref(obj)
+    container = [obj, 1]
+    obj.x = iter(container)  # obj -> iterator -> list -> obj: a cycle only the collector frees
+    del obj, container
+    gc.collect()  # a graph break: the objects the replay built must not outlive their names
+    return ref() is None, x + 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cycle_through_an_iterator_is_collected_at_a_break(backend):
+    check_same(cycle_through_an_iterator_then_collect, lambda: (np.ones(2),), backend)
+
+
+def dead_local_outlives_a_break(x):
+    thing = Thing()
+    ref = weakref.ref(thing)
+    print(end="")  # a graph break: `thing` is never read again, but the frame still names it
+    return ref() is None, x + 1
+
+
+def dead_local_dies_when_assigned_after_a_break(x):
+    things = [Thing()]
+    ref = weakref.ref(things[0])
+    print(end="")  # a graph break
+    alive = ref() is not None
+    things = None  # plain Python lets go here, not before the break nor at the return
+    return alive, ref() is None, x * 2
+
+
+def dead_argument_outlives_a_break(x, thing):
+    ref = weakref.ref(thing)
+    print(end="")
+    return ref() is None, x - 1
+
+
+def rebuilt_sets_keep_their_addresses(x):
+    first = set(range(3))
+    second = set(first)
+    # `first` is dead after id(first) (a graph break), yet plain Python holds it: `second`
+    # rebuilt after it must not take its address
+    return id(first) != id(second), x + 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [dead_local_outlives_a_break, dead_local_dies_when_assigned_after_a_break,
+                                rebuilt_sets_keep_their_addresses])
+def test_a_dead_local_holds_its_object_as_in_plain_python(backend, fn):
+    check_same(fn, lambda: (np.ones(2),), backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_dead_argument_holds_its_object_across_a_break(backend):
+    check_same(dead_argument_outlives_a_break, lambda: (np.ones(2), Thing()), backend)
