@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import sympy
 
 from ...fx_ir import ForLoop, GraphModule, TensorMeta
@@ -23,7 +24,9 @@ from .. import settings
 from ..registry import register_backend
 from . import diskcache
 from .choose import FasterOf
-from .codegen import CHECK_MACRO, KernelSource, KernelWriter, SizeSource
+from . import ufunc_loops
+from .codegen import CALL_MACROS, CHECK_MACRO, KernelSource, KernelWriter, SizeSource
+from .pairwise import refuse_sum
 from .emitters import PRELUDE, SUPPORTED_OPS, refuse_op, supported_dtype
 from .runtime import FlagReporter, make_runner
 from .toolchain import CCompilerUnavailable, Toolchain, toolchain
@@ -35,13 +38,16 @@ __all__ = ["CBackend", "CCompilerUnavailable", "c_backend"]
 FE_BITS_SOURCE = "const int dyn_fe_bits[4] = {FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID};\n"
 
 
-def refuse(expr: Expr) -> str | None:
-    """Why an expression cannot be in a C kernel (None: it can, with NumPy's exact bits)."""
+def refuse(expr: Expr, last_strides: dict[str, str] | None = None) -> str | None:
+    """Why an expression cannot be in a C kernel (None: it can, with NumPy's exact bits).
+    `last_strides`: each graph input's last stride symbol -> its name (float sums along it are exact)."""
     if isinstance(expr, Op):
         return refuse_op(expr.name, [a.dtype for a in expr.args], expr.dtype)
     if isinstance(expr, Reduce):
         if not supported_dtype(expr.dtype) or not supported_dtype(expr.body.dtype):
             return f"dtype {expr.dtype} has no C kernel support"
+        if expr.kind == "sum" and expr.dtype.kind == "f" and last_strides is not None:
+            return refuse_sum(expr, last_strides)  # NumPy's add loop sums the rows (pairwise.py)
         if expr.kind in ("sum", "prod") and expr.dtype.kind == "f":
             # NumPy adds floats pairwise over the contiguous axis (and BLAS orders matmul): left to NumPy
             return f"a float {expr.kind} keeps NumPy's summation order as NumPy code"
@@ -54,10 +60,12 @@ def refuse(expr: Expr) -> str | None:
 class Module:
     """One loaded shared object: its kernels' addresses, the flag bits, its thread knobs."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, sources: list[KernelSource] | None = None) -> None:
         self.lib = ctypes.CDLL(path)
         self.path = path
         self.fe_bits = tuple((ctypes.c_int * 4).in_dll(self.lib, "dyn_fe_bits"))
+        # NumPy's loops the kernels call: their addresses in this process, set once
+        ufunc_loops.bind(self.lib, [(lp.symbol, lp.name, lp.arg_dtypes, lp.out) for lp in module_loops(sources or [])])
 
     def address(self, name: str) -> int:
         return int(ctypes.cast(getattr(self.lib, name), ctypes.c_void_p).value or 0)
@@ -92,11 +100,12 @@ class CBackend:
             src = module_source(sources)
             if log.isEnabledFor(logging.DEBUG):
                 log.debug("[c_src]\n%s", src)
-            module, compiled = self.load(src, tc)
+            module, compiled = self.load(src, tc, sources)
             addresses = [module.address(s.name) for s in sources]
             checked = self.checked_variants(program, sizes, tc)
             reporter = FlagReporter(program, sources, checked, module.fe_bits)
-            run = make_runner(program, sources, sizes, addresses, reporter, self)
+            run = make_runner(program, sources, sizes, addresses, reporter, self,
+                              other_code(graph_module, example_inputs))
         except (NotImplementedError, TypeError, ValueError) as why:
             if not has_symbolic_sizes(graph_module):
                 raise
@@ -127,19 +136,22 @@ class CBackend:
         return chooser
 
     def kernels(self, gm: GraphModule, example_inputs: list[Any]) -> Program:
-        program = lower_graph(gm, example_inputs, SUPPORTED_OPS, check=refuse)
+        last_strides = {f"s_{node.name}_{np.ndim(x) - 1}": node.name
+                        for node, x in zip([n for n in gm.graph.nodes if n.op == "placeholder"], example_inputs)
+                        if isinstance(x, np.ndarray) and x.ndim}
+        program = lower_graph(gm, example_inputs, SUPPORTED_OPS, check=lambda e: refuse(e, last_strides))
         if log.isEnabledFor(logging.DEBUG):
             log.debug("[kernels]\n%s", program.describe())
         for node, reason in program.fallbacks:
             log.info("c backend: %s runs as NumPy code: %s", node, reason)
         return program
 
-    def load(self, src: str, tc: Toolchain) -> tuple[Module, bool]:
+    def load(self, src: str, tc: Toolchain, sources: list[KernelSource] | None = None) -> tuple[Module, bool]:
         with self._lock:
             path, compiled = diskcache.build(src, tc)
             if compiled:
                 self.compiles += 1
-        module = Module(str(path))
+        module = Module(str(path), sources)
         module.configure()
         return module, compiled
 
@@ -151,7 +163,7 @@ class CBackend:
         def get() -> dict[str, Any]:
             if not made:
                 sources = [KernelWriter(k, program.buffers, sizes, checked=True).write() for k in program.kernels]
-                module, _ = self.load(module_source(sources, checked=True), tc)
+                module, _ = self.load(module_source(sources, checked=True), tc, sources)
                 for s in sources:
                     fn = getattr(module.lib, s.name)
                     fn.restype = ctypes.c_int
@@ -160,9 +172,27 @@ class CBackend:
         return get
 
 
+def other_code(graph_module: GraphModule, example_inputs: list[Any]) -> Callable[[], Callable[..., Any]]:
+    """The numpy backend's code for the graph, made on first need (inputs whose layout the C kernels'
+    float sums do not fit: NumPy would add their values in another order)."""
+    made: list[Callable[..., Any]] = []
+
+    def get() -> Callable[..., Any]:
+        if not made:
+            made.append(numpy_backend(graph_module, example_inputs))
+        return made[0]
+    return get
+
+
 def module_source(sources: list[KernelSource], checked: bool = False) -> str:
-    head = PRELUDE + FE_BITS_SOURCE + (CHECK_MACRO if checked else "")
+    loops = [(lp.symbol, lp.name, lp.arg_dtypes, lp.out) for lp in module_loops(sources)]
+    head = PRELUDE + FE_BITS_SOURCE + CALL_MACROS + (CHECK_MACRO if checked else "") + ufunc_loops.declarations(loops)
     return head + "\n" + "\n".join(s.src for s in sources)
+
+
+def module_loops(sources: list[KernelSource]) -> list[Any]:
+    """NumPy's loops a module's kernels call, each once."""
+    return list(dict.fromkeys(lp for s in sources for lp in s.loops))
 
 
 def size_sources(program: Program) -> dict[str, SizeSource]:

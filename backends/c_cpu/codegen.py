@@ -14,7 +14,9 @@ import sympy
 from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, walk
 from ..kernel_ir.exprs import is_index_var
 from ..kernel_ir.values import is_symbolic
-from .emitters import EMITTERS, c_type, dtype_key, literal, storage_type, unsigned_of
+from .emitters import EMITTERS, c_type, dtype_key, literal, storage_type, unsigned_of, uses_numpy_loop
+from .pairwise import last_axis_inputs, pairwise_kind, write_sum
+from .tiles import NumpyLoop, TiledLevel, numpy_loop_of
 
 
 @dataclass
@@ -27,6 +29,8 @@ class KernelSource:
     args: list[str]
     written: list[str]
     ops: list[str] = field(default_factory=list)
+    loops: list[NumpyLoop] = field(default_factory=list)  # NumPy loops its code calls
+    row_inputs: list[str] = field(default_factory=list)  # inputs its float sums need rows of (pairwise.layout_ok)
 
 
 @dataclass
@@ -105,6 +109,9 @@ class KernelWriter:
         self.names: dict[int, str] = {}
         self.count = 0
         self.ops: list[str] = []
+        self.loops: list[NumpyLoop] = []
+        self.row_inputs: list[str] = []
+        self.last_strides = {str(b.strides[-1]): name for name, b in buffers.items() if b.kind == "input" and b.shape}
         roots = [s.value for s in kernel.stores]
         self.exprs = walk(roots)
         self.xs = sorted((v for v in kernel.var_axis if v.name.startswith("x")), key=lambda v: int(v.name[1:]))
@@ -181,6 +188,8 @@ class KernelWriter:
             if e.dtype.kind != "b":
                 text = f"(({c_type(e.dtype)}){text})"
             self.names[id(e)] = self.emit(c_type(e.dtype), text, indent)
+        elif isinstance(e, Op) and uses_numpy_loop(e.name, [a.dtype for a in e.args], e.dtype):
+            self.numpy_call(e, indent)
         elif isinstance(e, Op):
             args = [self.operand(a) for a in e.args]
             text = EMITTERS[e.name](args, [a.dtype for a in e.args], e.dtype)
@@ -192,6 +201,25 @@ class KernelWriter:
             self.reduction(e, indent)
         else:
             raise NotImplementedError(type(e).__name__)
+
+    def numpy_call(self, e: Op, indent: str) -> None:
+        """NumPy's loop for one value (a call with one element: values outside a tiled loop)."""
+        loop = numpy_loop_of(e, self.loops)
+        args = [self.addressable(a, indent) for a in e.args]
+        name = f"t{self.count}"
+        self.count += 1
+        self.lines.append(f"{indent}{c_type(e.dtype)} {name};")
+        self.lines.append(f"{indent}DYN_NP_CALL{len(args)}({loop.symbol}, {', '.join(args)}, {name});")
+        self.names[id(e)] = name
+        if self.checked:
+            self.lines.append(f"{indent}DYN_CHECK({len(self.ops)});")
+            self.ops.append(e.name)
+
+    def addressable(self, e: Expr, indent: str) -> str:
+        """A local holding `e` (a constant gets one) whose address a NumPy loop can take."""
+        if isinstance(e, Const):
+            return self.emit(c_type(e.dtype), literal(e.value, e.dtype), indent)
+        return self.names[id(e)]
 
     def values_at(self, bound: set[sympy.Symbol], indent: str, roots: list[Expr] | None = None) -> None:
         """Every value (reachable from `roots`) computable with the index variables in `bound`."""
@@ -207,6 +235,14 @@ class KernelWriter:
         t = c_type(r.dtype)
         acc = f"acc{self.count}"
         self.count += 1
+        if pairwise_kind(r):
+            inputs = last_axis_inputs(r, self.last_strides)
+            if isinstance(inputs, str):
+                raise NotImplementedError(inputs)
+            self.row_inputs += inputs
+            write_sum(self, r, indent, acc)
+            self.names[id(r)] = acc
+            return
         extent = self.index(r.extent) if is_symbolic(r.extent) else f"INT64_C({int(r.extent)})"
         body_t = c_type(r.body.dtype)
         arg = r.kind in ("argmax", "argmin")
@@ -338,8 +374,13 @@ class KernelWriter:
             body.append(f"{depth}for (int64_t {x.name} = {lo}; {x.name} < {hi}; {x.name}++) {{")
             depth += "    "
             bound = bound | {x}
+            if level == len(self.xs) - 1 and not self.checked and TiledLevel.wanted(self, bound):
+                body.pop()  # the loop over x becomes a loop over tiles of x
+                TiledLevel(self, x, bound).write(lo, hi, depth[:-4])
+                break
             self.values_at(bound, depth)
-        self.stores_at(depth)
+        else:
+            self.stores_at(depth)
         for _ in self.xs:
             depth = depth[:-4]
             body.append(f"{depth}}}")
@@ -369,7 +410,8 @@ class KernelWriter:
         if unit:
             rows += ["", *self.rows_function(f"{name}_rows_unit", [s for s, _, _ in unit])]
         src = "\n".join(head + rows + self.entry(name, unit)) + "\n"
-        return KernelSource(name, src, list(self.args), k.writes(), ops)
+        return KernelSource(name, src, list(self.args), k.writes(), ops, list(dict.fromkeys(self.loops)),
+                            list(dict.fromkeys(self.row_inputs)))
 
     def entry(self, name: str, unit: list[tuple[str, int, int]]) -> list[str]:
         """The exported function: sizes, an early return for empty work, threads when it pays, and the
@@ -395,10 +437,13 @@ class KernelWriter:
         parallel = bool(self.xs) and all(self.xs[0] in s.index.free_symbols for s in self.k.stores)
         if self.checked:
             return ["", f"int {name}(const dyn_arg *a, int *opflags) {{", *pro,
-                    "    int fl = 0; dyn_clear_flags();",
+                    "    int fl = 0; feclearexcept(FE_ALL_EXCEPT);",
                     f"    if ({' || '.join(f'({e}) == 0' for e in extents) or '0'}) return 0;",
                     f"    {name}_rows(a, 0, {n0}, &fl, opflags);",
                     "    return (fl | dyn_test_flags()) & DYN_FLAGS;", "}"]
+        # NumPy's loops may raise flags on the x87 unit too (libm's fmod): then both units are read
+        clear, test = ("dyn_clear_flags()", "dyn_test_flags()") if not self.loops else \
+            ("feclearexcept(FE_ALL_EXCEPT)", "fetestexcept(DYN_FLAGS)")
         lines = ["", f"int {name}(const dyn_arg *a) {{", *pro, "    int fl = 0;"]
         if extents:
             lines.append(f"    if ({' || '.join(f'({e}) <= 0' for e in extents)}) return 0;")
@@ -411,20 +456,30 @@ class KernelWriter:
                 "        if (nt > n0) nt = (int)n0;",
                 "        #pragma omp parallel num_threads(nt) reduction(|:fl)",
                 "        {",
-                "            dyn_clear_flags();",
+                f"            {clear};",
                 "            const int64_t tid = omp_get_thread_num(), nth = omp_get_num_threads();",
                 "            rows(a, n0 * tid / nth, n0 * (tid + 1) / nth, &fl);",
-                "            fl |= dyn_test_flags();",
+                f"            fl |= {test};",
                 "        }",
                 "        return fl & DYN_FLAGS;",
                 "    }",
                 "#endif",
             ]
-        lines += ["    dyn_clear_flags();",
+        lines += [f"    {clear};",
                   f"    rows(a, 0, {n0}, &fl);",
-                  "    return (fl | dyn_test_flags()) & DYN_FLAGS;", "}"]
+                  f"    return (fl | {test}) & DYN_FLAGS;", "}"]
         return lines
 
+
+# one value through NumPy's loop: the flags raised so far are kept first (NumPy's loops may clear them)
+CALL_MACROS = r"""
+#define DYN_NP_CALL1(fn, a, out) do { char *args_[2] = {(char *)&(a), (char *)&(out)}; \
+    const intptr_t n_ = 1, steps_[2] = {0, 0}; fpflags |= fetestexcept(DYN_FLAGS); \
+    fn(args_, &n_, steps_, fn##_data); } while (0)
+#define DYN_NP_CALL2(fn, a, b, out) do { char *args_[3] = {(char *)&(a), (char *)&(b), (char *)&(out)}; \
+    const intptr_t n_ = 1, steps_[3] = {0, 0, 0}; fpflags |= fetestexcept(DYN_FLAGS); \
+    fn(args_, &n_, steps_, fn##_data); } while (0)
+"""
 
 CHECK_MACRO = r"""
 #define DYN_CHECK(k) do { int f_ = fetestexcept(DYN_FLAGS) | fpflags; \

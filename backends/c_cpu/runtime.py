@@ -20,6 +20,7 @@ from ..kernel_ir import HostStep, Kernel, Program, Ref
 from ..kernel_ir.values import is_symbolic
 from .codegen import KernelSource, SizeSource
 from .loops import native_loop
+from .pairwise import layout_ok
 
 _filenames = count()
 
@@ -133,8 +134,10 @@ class RunnerWriter:
     """The Python source of one Program's runner, and the globals it needs."""
 
     def __init__(self, program: Program, kernels: list[KernelSource], sizes: dict[str, SizeSource],
-                 compile_graph: Callable[..., Any] | None = None) -> None:
+                 compile_graph: Callable[..., Any] | None = None,
+                 fallback: Callable[[], Callable[..., Any]] | None = None) -> None:
         self.compile_graph = compile_graph  # compiles loop bodies
+        self.fallback = fallback  # the graph as other code, for inputs whose layout the kernels' sums do not fit
         self.program = program
         self.kernels = kernels
         self.sizes = sizes
@@ -185,6 +188,15 @@ class RunnerWriter:
         program = self.program
         params = ", ".join(f"v_{name}" for name in program.placeholders)
         body = self.lines
+        rows = list(dict.fromkeys(name for ks in self.kernels for name in ks.row_inputs))
+        if rows:
+            if self.fallback is None:
+                raise NotImplementedError("float sums in C need a fallback for other layouts")
+            # NumPy sums these inputs' rows pairwise only where the last axis is the innermost
+            self.globals.update(_layout_ok=layout_ok, _other=self.fallback)
+            checks = " and ".join(f"_layout_ok(v_{name})" for name in rows)
+            body.append(f"if not ({checks}):")
+            body.append(f"    return _other()({params})  # NumPy sums these rows in another order")
         if program.kernels:
             body.append("_seen = None  # floating-point flags reported by this run's kernels")
         self.globals.update(_call=call_native_function(), _empty=np.empty, _asarray=np.asarray)
@@ -313,8 +325,9 @@ def host_array(value: Any, expected: tuple[tuple[int, ...], np.dtype]) -> np.nda
 
 
 def make_runner(program: Program, kernels: list[KernelSource], sizes: dict[str, SizeSource],
-                addresses: list[int], reporter: FlagReporter, compile_graph: Callable[..., Any] | None = None) -> Any:
-    writer = RunnerWriter(program, kernels, sizes, compile_graph)
+                addresses: list[int], reporter: FlagReporter, compile_graph: Callable[..., Any] | None = None,
+                fallback: Callable[[], Callable[..., Any]] | None = None) -> Any:
+    writer = RunnerWriter(program, kernels, sizes, compile_graph, fallback)
     src = writer.write(addresses)
     filename = f"<c-backend-{next(_filenames)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)

@@ -1,0 +1,120 @@
+"""Float sums in C with NumPy's bits: the values of one reduction are gathered in a contiguous buffer
+and added by NumPy's own add loop in its reduce form (its pairwise summation), as np.sum does.
+
+NumPy 2.x sums the contiguous last axis of an array one row per loop call, from the identity 0.0
+(checked for lengths 1..100000, float32 and float64, in tests/backends/test_c_pairwise.py). Which
+sums get here (`refuse_sum`) and which arrays must have that layout at run time (`layout_ok`):
+a float sum whose every load that moves with the reduction walks the last axis of a graph input.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import sympy
+
+from ..kernel_ir import Load, Reduce, walk
+from ..kernel_ir.values import is_symbolic
+from .emitters import c_type, literal
+from .tiles import NumpyLoop, TiledLevel
+from .ufunc_loops import loop_symbol, numpy_loop
+
+if TYPE_CHECKING:
+    from .codegen import KernelWriter
+
+STACK_VALUES = 2048  # a reduction of up to this many values gathers them on the stack, longer ones on the heap
+
+
+def pairwise_kind(r: Reduce) -> bool:
+    """Whether this reduction is a float sum (added by NumPy's loop, never by C's `+`)."""
+    return r.kind == "sum" and np.dtype(r.dtype).kind == "f"
+
+
+def last_axis_inputs(r: Reduce, last_strides: dict[str, str]) -> list[str] | str:
+    """The graph inputs whose last axis the reduction walks (what `layout_ok` checks per call), or why
+    NumPy's order would differ. `last_strides`: each input's last stride symbol -> the input's name."""
+    if np.dtype(r.dtype).itemsize not in (4, 8) or np.dtype(r.body.dtype) != np.dtype(r.dtype):
+        return f"a {np.dtype(r.body.dtype)} sum in {np.dtype(r.dtype)} (NumPy adds it in cast blocks)"
+    found: list[str] = []
+    for e in walk([r.body]):
+        if not isinstance(e, Load) or r.var not in e.free:
+            continue
+        if np.dtype(e.dtype) != np.dtype(r.dtype):
+            return "a float sum of values loaded in another dtype keeps NumPy's order as NumPy code"
+        step = sympy.diff(e.index, r.var)
+        name = last_strides.get(str(step)) if isinstance(step, sympy.Symbol) else None
+        if name is None or r.var in sympy.sympify(step).free_symbols:
+            return "a float sum over an axis that is not an input's last keeps NumPy's order as NumPy code"
+        found.append(name)
+    if not found and not (not is_symbolic(r.extent) and int(r.extent) <= 1):  # one value: 0.0 + it
+        return "a float sum of computed values keeps NumPy's order as NumPy code"
+    return found
+
+
+def refuse_sum(r: Reduce, last_strides: dict[str, str]) -> str | None:
+    why = last_axis_inputs(r, last_strides)
+    if isinstance(why, str):
+        return why
+    if numpy_loop("add", (np.dtype(r.dtype),) * 2, np.dtype(r.dtype)) is None:
+        return "NumPy's add has no inner loop for this dtype"
+    return None
+
+
+def layout_ok(a: Any) -> bool:
+    """Whether NumPy sums each row of `a` along its last axis in one loop call: a positive last stride,
+    the smallest of the axes longer than one (NumPy's iterator keeps that axis innermost, unflipped)."""
+    shape, strides = a.shape, a.strides
+    if not shape or shape[-1] <= 1:
+        return True
+    last = strides[-1]
+    return last > 0 and all(abs(s) >= last * n or n <= 1 for s, n in zip(strides[:-1], shape[:-1]))
+
+
+def write_sum(w: KernelWriter, r: Reduce, indent: str, acc: str) -> None:
+    """`acc` = NumPy's pairwise sum of the reduction's values, gathered in a buffer (tiles when the
+    values call NumPy's loops) and added by np.add's loop in its reduce form."""
+    t, var = c_type(r.dtype), r.var.name
+    extent = w.index(r.extent) if is_symbolic(r.extent) else f"INT64_C({int(r.extent)})"
+    buf = f"{acc}_values"
+    lines = w.lines
+    lines.append(f"{indent}{t} {acc} = {literal(0, r.dtype)};  /* NumPy's sum starts at its identity */")
+    lines.append(f"{indent}{{")
+    inner = indent + "    "
+    lines.append(f"{inner}{t} {buf}_stack[{STACK_VALUES}];")
+    lines.append(f"{inner}{t} *const {buf} = {extent} <= {STACK_VALUES} ? {buf}_stack : "
+                 f"({t} *)malloc((size_t){extent} * sizeof({t}));")
+    lines.append(f"{inner}if ({buf} == NULL) abort();")
+    saved = dict(w.names)
+    bound = set(r.free) | {r.var}
+
+    def gather(ind: str) -> None:
+        lines.append(f"{ind}{buf}[{var}] = {w.operand(r.body)};")
+
+    if not w.checked and TiledLevel.wanted(w, bound, [r.body]):
+        TiledLevel(w, r.var, bound, [r.body], gather).write("INT64_C(0)", extent, inner)
+        lines.append(f"{inner}}}")
+    else:
+        lines.append(f"{inner}for (int64_t {var} = 0; {var} < {extent}; {var}++) {{")
+        w.values_at(bound, inner + "    ", [r.body])
+        gather(inner + "    ")
+        lines.append(f"{inner}}}")
+    w.names = saved
+    loop = add_loop(w, r)
+    lines.append(f"{inner}if ({extent} > 0) {{  /* np.add.reduce: NumPy's pairwise sum */")
+    lines.append(f"{inner}    char *args_[3] = {{(char *)&{acc}, (char *){buf}, (char *)&{acc}}};")
+    lines.append(f"{inner}    const intptr_t n_ = (intptr_t){extent}, steps_[3] = {{0, sizeof({t}), 0}};")
+    lines.append(f"{inner}    fpflags |= fetestexcept(DYN_FLAGS);")
+    lines.append(f"{inner}    {loop.symbol}(args_, &n_, steps_, {loop.symbol}_data);")
+    lines.append(f"{inner}}}")
+    lines.append(f"{inner}if ({buf} != {buf}_stack) free({buf});")
+    lines.append(f"{indent}}}")
+    if w.checked:  # NumPy names a reduction's flags after "reduce"
+        lines.append(f"{indent}DYN_CHECK({len(w.ops)});")
+        w.ops.append("reduce")
+
+
+def add_loop(w: KernelWriter, r: Reduce) -> NumpyLoop:
+    dt = np.dtype(r.dtype)
+    loop = NumpyLoop(loop_symbol("add", (dt, dt), dt), "add", (dt, dt), dt)
+    w.loops.append(loop)
+    return loop
