@@ -17,6 +17,9 @@ from .fx_ir.graph import Graph
 from .fx_ir.node import Node
 from .variables.arrays import ArrayVariable
 from .variables.base import VariableTracker
+from .variables.constant import ConstantVariable
+from .variables.graph_int import GraphIntVariable, graph_argument, graph_int_meta, parts_of
+from .variables.symbolic import SymbolicIntVariable
 
 if TYPE_CHECKING:
     from .shapes.loop_symbols import LoopBounds
@@ -67,11 +70,14 @@ class BodyTrace:
         node.meta["val"] = val
         return node
 
-    def carry(self, initial: dict[str, ArrayVariable]) -> None:
+    def carry(self, initial: dict[str, VariableTracker]) -> None:
         """Bind each carried local to a placeholder standing for its value at the iteration's start."""
         for name, value in initial.items():
-            node = self.placeholder(name, value.meta)
-            self.proxies[name] = ArrayVariable(node, value.meta, value.bases)
+            node = self.placeholder(name, carried_meta(value))
+            if is_int(value):  # stepped from itself: its bound counts from the iteration's start
+                self.proxies[name] = GraphIntVariable(self.output, node, bound=0, carried=node)
+            else:
+                self.proxies[name] = carried_value(self.output, node, value, value_bases(value))
 
     def bind_symbol(self, bounds: "LoopBounds", hint: int, node: Node) -> None:
         """Make `bounds.symbol` a loop symbol of the body (decisions about it must hold for all of
@@ -120,6 +126,60 @@ class BodyTrace:
             if container.source is not None or id(container) in self._before:
                 raise NotCaptured(f"the body mutates {container.describe()}, a Python container that outlives "
                                   "the iteration")
+
+
+# ---- carried values: NumPy arrays and scalars of the graph, and Python ints -------------------------------
+
+def is_int(value: VariableTracker | None) -> bool:
+    """A Python int (not a bool): a constant, a symbolic int, or an int the graph computes."""
+    if isinstance(value, ConstantVariable):
+        return type(value.value) is int
+    return isinstance(value, SymbolicIntVariable) or (isinstance(value, GraphIntVariable) and value.kind is int)
+
+
+def carried_meta(value: VariableTracker) -> Any:
+    return value.meta if isinstance(value, ArrayVariable) else graph_int_meta()
+
+
+def value_bases(value: VariableTracker) -> frozenset:
+    return value.bases if isinstance(value, ArrayVariable) else frozenset()
+
+
+def carried_argument(value: VariableTracker) -> Any:
+    """The carried value as an argument of the loop node (or an output of its body)."""
+    if isinstance(value, ArrayVariable):
+        return value.node
+    return graph_argument(value)
+
+
+def carried_value(output: Any, node: Node, like: VariableTracker, bases: frozenset,
+                  int_bound: int | None = None) -> VariableTracker:
+    """What the frame holds for `node`, a carried value of the same kind as `like` (an int: at most
+    `int_bound` in magnitude)."""
+    if isinstance(like, ArrayVariable):
+        return ArrayVariable(node, like.meta, bases)
+    return GraphIntVariable(output, node, bound=int_bound)
+
+
+# A loop whose trip count is not known while tracing (a while loop, a symbolic range) is taken to run
+# fewer than 2**40 iterations (18 minutes at one nanosecond each) when bounding its carried ints.
+LONGEST_LOOP = 2 ** 40
+_INT64 = 2 ** 63
+
+
+def carried_int_bound(name: str, initial: VariableTracker, value: VariableTracker, placeholder: Node,
+                      trip_bound: int) -> int:
+    """A bound of |int| over every iteration of a loop carrying the int `name` (`initial` before the
+    loop, `value` at the end of an iteration), or NotCaptured when it might leave int64: the graph
+    computes Python ints, but a backend may compute loop ints in 64 bits."""
+    start_bound, _ = parts_of(initial)
+    step_bound, carried = parts_of(value)
+    if start_bound is None or step_bound is None or carried not in (None, placeholder):
+        raise NotCaptured(f"the carried int {name} becomes {value.describe()}: no bound keeps it within 64 bits")
+    total = start_bound + trip_bound * step_bound if carried is not None else max(start_bound, step_bound)
+    if total >= _INT64:
+        raise NotCaptured(f"the carried int {name} might exceed 64 bits (up to {step_bound} per iteration)")
+    return total
 
 
 def reachable(values: list[Any]) -> set[int]:

@@ -22,15 +22,15 @@ from .fx_ir.lazy_sympy import sympy
 from .fx_ir.loops import ForLoop
 from .fx_ir.node import Node, map_arg
 from .fx_ir.ops import symbolic as sizes
-from .loop_body import BodyTrace, NotCaptured, reason_of, stored_locals
+from .loop_body import (LONGEST_LOOP, BodyTrace, NotCaptured, carried_argument, carried_int_bound, carried_meta,
+                        carried_value, is_int, reason_of, stored_locals, value_bases)
 from .loop_counters import check_fits_int64, check_step, find_counters, iterations_before, value_of
+from .loop_items import ItemPlan, plan_of
 from .loop_records import CapturedLoop, RejectedLoop, RetraceWithoutLoop
 from .shapes.loop_symbols import LoopBounds
 from .variables.arrays import ArrayVariable
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable
-from .variables.iterators import RangeVariable
-from .variables.loop_range import SymbolicRangeVariable
 from .variables.symbolic import SymbolicIntVariable
 
 if TYPE_CHECKING:
@@ -61,47 +61,26 @@ def iterate(tx: "Tx", iterable: VariableTracker) -> VariableTracker | None:
     loop node (the translator then stands after the loop, the iterator never pushed)."""
     if tx.ip >= len(tx.instructions) or tx.instructions[tx.ip].name != "FOR_ITER":
         return iterable.iterator(tx)
-    rows = _rows_of(iterable)
-    if rows is not None:
-        bounds: tuple[Any, Any, int] | None = (0, rows.meta.shape[0], 1)
-        known = not sizes.is_symbolic(rows.meta.shape[0])
-        length = int(rows.meta.shape[0]) if known else 0
-    elif isinstance(iterable, (RangeVariable, SymbolicRangeVariable)):
-        bounds = _range_bounds(iterable)
-        known = not isinstance(iterable, SymbolicRangeVariable)
-        length = len(iterable.value) if isinstance(iterable, RangeVariable) else 0
-    else:
-        bounds = None
-    if bounds is None:
+    plan = plan_of(tx, iterable)
+    if plan is None:
         return iterable.iterator(tx)
-    start, stop, step = bounds
-    if known and length <= config.loop_unroll_threshold and not _has_inner_loop(tx):
+    length = plan.length
+    if not sizes.is_symbolic(length) and int(length) <= config.loop_unroll_threshold and not _has_inner_loop(tx):
         return iterable.iterator(tx)  # short, known and innermost: unrolled (a flat graph fuses across iterations)
     records = tx.output.loops
     key = records.key(tx.code, tx.ip)
     if key in records.rejected:
         return iterable.iterator(tx)
     if key in records.peeled:
-        return _PeelingIterator(tx, key, tx.ip, start, stop, step, rows)
-    capture(tx, key, tx.ip, start, stop, step, peeled=False, rows=rows)
+        return _PeelingIterator(tx, key, tx.ip, plan)
+    capture(tx, key, tx.ip, plan, peeled=False)
     return None
 
 
-def _rows_of(iterable: VariableTracker) -> ArrayVariable | None:
-    """The array when `iterable` is a host NumPy array of the graph with a first axis (`for row in A`:
-    row i is A[i], read when the iteration starts, as NumPy's iterator does), else None."""
-    if type(iterable) is not ArrayVariable or iterable.meta.scalar or iterable.meta.ndim == 0:
-        return None
-    if iterable.node.meta.get("device") or iterable.node.meta.get("array_type"):
-        return None
-    return iterable
-
-
-def capture(tx: "Tx", key: Any, for_ip: int, start: Any, stop: Any, step: int, peeled: bool,
-            rows: ArrayVariable | None = None) -> None:
-    """Trace the loop at `for_ip` over range(start, stop, step) (over the rows of `rows` when given)
-    into a loop node, or raise RetraceWithoutLoop."""
-    loop = _LoopCapture(tx, for_ip, start, stop, step, peeled, rows)
+def capture(tx: "Tx", key: Any, for_ip: int, plan: ItemPlan, peeled: bool) -> None:
+    """Trace the loop at `for_ip` over `plan` (its range and items) into a loop node, or raise
+    RetraceWithoutLoop."""
+    loop = _LoopCapture(tx, for_ip, plan, peeled)
     try:
         loop.run()
     except NeedsPeeling as why:
@@ -110,38 +89,58 @@ def capture(tx: "Tx", key: Any, for_ip: int, start: Any, stop: Any, step: int, p
         raise RetraceWithoutLoop(key, RejectedLoop(loop.location, loop.variable, str(why))) from None
 
 
+def loop_targets(tx: "Tx", for_ip: int) -> list[str] | None:
+    """The locals the `for` at `for_ip` assigns each item to (`i`, or `i, row` unpacked, nested
+    unpacking included), or None when a target is not a plain local."""
+    names: list[str] = []
+    needed, index = 1, for_ip + 1
+    while needed:
+        if index >= len(tx.instructions):
+            return None
+        inst = tx.instructions[index]
+        if inst.name == "STORE_FAST" and isinstance(inst.arg, str):
+            names.append(inst.arg)
+            needed -= 1
+        elif inst.name == "STORE_FAST_STORE_FAST" and isinstance(inst.arg, tuple) and needed >= 2:
+            names.extend(str(name) for name in inst.arg)  # 3.13: two targets in one instruction
+            needed -= 2
+        elif inst.name == "UNPACK_SEQUENCE" and isinstance(inst.arg, int):
+            needed += inst.arg - 1
+        else:
+            return None
+        index += 1
+    return names
+
+
 class _PeelingIterator(VariableTracker):
     """The iterator of a loop whose first iteration is unrolled (it turns a Python number carried
     through the loop into a NumPy scalar of the graph) and whose other iterations become a loop node,
     captured when FOR_ITER asks for the second item."""
 
-    def __init__(self, tx: "Tx", key: Any, for_ip: int, start: Any, stop: Any, step: int,
-                 rows: ArrayVariable | None = None) -> None:
+    def __init__(self, tx: "Tx", key: Any, for_ip: int, plan: ItemPlan) -> None:
         super().__init__()
         self.key, self.for_ip = key, for_ip
-        self.start, self.stop, self.step = start, stop, step
-        self.rows = rows
+        self.plan = plan
         self.started = False
         self.location = tx.location()
-        store = tx.instructions[for_ip + 1] if for_ip + 1 < len(tx.instructions) else None
-        self.variable = store.arg if store is not None and store.name == "STORE_FAST" else "?"
+        self.variable = ", ".join(loop_targets(tx, for_ip) or ["?"])
 
     def describe(self) -> str:
         return "the iterator of a loop with its first iteration unrolled"
 
     def next_item(self, tx: "Tx") -> VariableTracker | None:
         env = tx.output.shape_env
+        plan = self.plan
         if not self.started:
             self.started = True
-            relation = sympy.Gt(self.stop, self.start) if self.step > 0 else sympy.Lt(self.stop, self.start)
+            relation = sympy.Gt(plan.stop, plan.start) if plan.step > 0 else sympy.Lt(plan.stop, plan.start)
             if not env.decide_relation(relation):
                 return None
-            index = SymbolicIntVariable.create(tx.output, self.start)
-            return index if self.rows is None else _row(tx, self.rows, index)
-        rest = sympy.sympify(self.start) + self.step
+            return plan.item(tx, SymbolicIntVariable.create(tx.output, plan.start))
+        rest = sympy.sympify(plan.start) + plan.step
         rest = int(rest) if rest.is_Integer else rest
         me = tx.pop()
-        capture(tx, self.key, self.for_ip, rest, self.stop, self.step, peeled=True, rows=self.rows)
+        capture(tx, self.key, self.for_ip, ItemPlan(rest, plan.stop, plan.step, plan.make_item), peeled=True)
         tx.push(me)  # FOR_ITER pops it and jumps past the loop, where capture left the translator
         return None
 
@@ -155,11 +154,6 @@ def peeled_loop_broken(tx: "Tx", error: Unsupported) -> RetraceWithoutLoop | Non
             rejected = RejectedLoop(value.location, value.variable, f"{error.category}: {error.explanation}{where}")
             return RetraceWithoutLoop(value.key, rejected)
     return None
-
-
-def _row(tx: "Tx", rows: ArrayVariable, index: VariableTracker) -> VariableTracker:
-    """rows[index]: a view of a row, or a scalar copy of an element of a 1-d array."""
-    return tx.output.numpy.call_function(tx, operator.getitem, [rows, index], {})
 
 
 def _has_inner_loop(tx: "Tx") -> bool:
@@ -176,45 +170,20 @@ def _exit_index(tx: "Tx", for_ip: int) -> int:
     return tx.label_targets[target]
 
 
-def _range_bounds(iterable: VariableTracker) -> tuple[Any, Any, int] | None:
-    """(start, stop, step): start and stop ints or sympy expressions, step a nonzero int."""
-    if isinstance(iterable, RangeVariable):
-        r = iterable.value
-        return r.start, r.stop, r.step
-    assert isinstance(iterable, SymbolicRangeVariable)
-    parts = []
-    for part in iterable.bounds():
-        if isinstance(part, SymbolicIntVariable):
-            parts.append(part.expr)
-        elif isinstance(part, ConstantVariable) and type(part.value) is int:
-            parts.append(part.value)
-        else:
-            return None
-    if not isinstance(parts[2], int) or parts[2] == 0:
-        return None  # a symbolic step: its sign decides the bounds
-    return parts[0], parts[1], parts[2]
-
-
-def _trip_count(start: Any, stop: Any, step: int) -> Any:
-    if not any(sizes.is_symbolic(v) for v in (start, stop)):
-        return len(range(start, stop, step))
-    return sympy.Max(0, sizes.ceildiv(sympy.sympify(stop) - start, step) if step > 0
-                     else sizes.ceildiv(sympy.sympify(start) - stop, -step))
-
-
 class _LoopCapture:
-    def __init__(self, tx: "Tx", for_ip: int, start: Any, stop: Any, step: int, peeled: bool,
-                 rows: ArrayVariable | None = None) -> None:
+    def __init__(self, tx: "Tx", for_ip: int, plan: ItemPlan, peeled: bool) -> None:
         self.tx = tx
-        self.rows = rows  # the array a `for row in A` loop iterates over (its item is A[i], not i)
+        self.plan = plan  # the range of the loop node, and the item each iteration gets
         self.output = tx.output
-        self.start, self.stop, self.step = start, stop, step
+        self.start, self.stop, self.step = plan.start, plan.stop, plan.step
         self.peeled = peeled
         self.for_ip = for_ip
         self.exit_ip = _exit_index(tx, for_ip)
         self.location = tx.location()
-        first = tx.instructions[self.for_ip + 1] if self.for_ip + 1 < len(tx.instructions) else None
-        self.variable = first.arg if first is not None and first.name == "STORE_FAST" and isinstance(first.arg, str) else "?"
+        self.targets = loop_targets(tx, for_ip) or []
+        self.variable = ", ".join(self.targets) or "?"
+        # the index's name: the loop variable of a range or of rows, `t` (the iteration number) under unpacking
+        self.index_name = self.targets[0] if len(self.targets) == 1 else "t"
 
     # ---- the steps -------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -223,18 +192,21 @@ class _LoopCapture:
         carried_names, temporaries = self._classify_locals()
         counters = find_counters(tx, carried_names, self.for_ip + 1, self.exit_ip)
         carried_names = [name for name in carried_names if name not in counters]
-        trip = _trip_count(self.start, self.stop, self.step)
+        trip = self.plan.length
         for counter in counters.values():
             check_fits_int64(counter, trip)
         initial = {name: self._carried_initial(name) for name in carried_names}
+        self.carried_ints = [name for name, value in initial.items() if is_int(value)]
+        self.int_bounds: dict[str, int] = {}
 
         body = Graph()
-        symbol = sympy.Symbol(f"i{len(output.shape_env.loop_bounds)}_{self.variable}", integer=True)
+        symbol = sympy.Symbol(f"i{len(output.shape_env.loop_bounds)}_{self.index_name}", integer=True)
         lower, upper = (self.start, sympy.sympify(self.stop) - 1) if self.step > 0 else (sympy.sympify(self.stop) + 1, self.start)
         with BodyTrace(tx, body) as trace:
-            index_node = trace.placeholder(self.variable if self.variable.isidentifier() else "i", symbol)
+            index_node = trace.placeholder(self.index_name, symbol)
             index_node.meta["loop_symbol"] = symbol
             trace.carry(initial)
+            self.proxies = trace.proxies
             hint = output.shape_env.hint(self.start) if sizes.is_symbolic(self.start) else int(self.start)
             trace.bind_symbol(LoopBounds(symbol, lower, upper, self.variable), hint, index_node)
             trace.start()
@@ -244,7 +216,7 @@ class _LoopCapture:
             tx.push(_IterationMarker())
             head_depth = len(tx.stack)
             index = SymbolicIntVariable(output, symbol, node=index_node)
-            tx.push(index if self.rows is None else _row(tx, self.rows, index))
+            tx.push(self.plan.item(tx, index))
             tx.ip = self.for_ip + 1
             self._trace_one_iteration(head_depth)
             after = {name: tx.symbolic_locals.get(name) for name in carried_names}
@@ -262,7 +234,7 @@ class _LoopCapture:
 
     def _check_instructions(self) -> None:
         tx = self.tx
-        if self.variable == "?":
+        if not self.targets:
             raise NotCaptured("the loop target is not a plain local variable")
         for index in range(self.for_ip + 1, self.exit_ip):
             inst = tx.instructions[index]
@@ -283,20 +255,23 @@ class _LoopCapture:
         tx = self.tx
         stored = stored_locals(tx, self.for_ip + 1, self.exit_ip)
         live = tx.facts.live_locals(self.for_ip)
-        if self.variable in live:
-            raise NotCaptured(f"the loop variable {self.variable} is read after the loop")
+        for target in self.targets:
+            if target in live:
+                raise NotCaptured(f"the loop variable {target} is read after the loop")
         if tx.facts.read_by_calls:
             raise NotCaptured("the code reads its locals by name (eval, locals)")
-        carried = [n for n in stored if n in live and n != self.variable]
+        carried = [n for n in stored if n in live and n not in self.targets]
         temporaries = [n for n in stored if n not in live]
         return carried, temporaries
 
-    def _carried_initial(self, name: str) -> ArrayVariable:
+    def _carried_initial(self, name: str) -> VariableTracker:
         value = self.tx.symbolic_locals.get(name)
         if value is None:
             raise NotCaptured(f"{name} is assigned in the body but has no value before the loop")
         value = self.tx.realize(value)
         self.tx.symbolic_locals[name] = value
+        if is_int(value):
+            return value  # a Python int carried as an int the graph computes (exact: no int64)
         if (not self.peeled and isinstance(value, ConstantVariable)
                 and type(value.value) in (int, float, complex, bool)):
             raise NeedsPeeling(f"the carried value {name} is the Python number {value.value!r}")
@@ -315,12 +290,29 @@ class _LoopCapture:
                     raise NotCaptured("the body leaves the loop")
                 tx.step()
         except Unsupported as error:
+            if not self.peeled and self.carried_ints:
+                # a Python int carried may become a NumPy scalar in the first iteration (total = 0; total += a[i])
+                raise NeedsPeeling(f"the carried ints {', '.join(self.carried_ints)} meet {reason_of(error)}") from None
             raise NotCaptured(reason_of(error)) from None
         if len(tx.stack) != head_depth or not isinstance(tx.stack[-1], _IterationMarker):
             raise NotCaptured("the body leaves values on the stack")
 
-    def _next_value(self, name: str, initial: ArrayVariable, value: VariableTracker | None) -> Node:
+    def _trip_bound(self) -> int:
+        """The most iterations the loop runs (its trip count when known)."""
+        trip = self.plan.length
+        return int(trip) if isinstance(trip, int) else LONGEST_LOOP
+
+    def _next_value(self, name: str, initial: VariableTracker, value: VariableTracker | None) -> Any:
         env = self.output.shape_env
+        if is_int(initial):
+            if value is not None and is_int(value):
+                placeholder = self.proxies[name].node  # type: ignore[attr-defined]
+                self.int_bounds[name] = carried_int_bound(name, initial, value, placeholder, self._trip_bound())
+                return carried_argument(value)
+            if not self.peeled:
+                raise NeedsPeeling(f"the carried int {name} becomes {_describe(value)} in the body")
+            raise NotCaptured(f"the carried int {name} becomes {_describe(value)} in the body")
+        assert isinstance(initial, ArrayVariable)
         if type(value) is not ArrayVariable:
             what = "nothing" if value is None else value.describe()
             raise NotCaptured(f"the carried value {name} becomes {what} in the body (was {initial.describe()})")
@@ -333,7 +325,7 @@ class _LoopCapture:
         return value.node
 
     # ---- the loop node --------------------------------------------------------------------------------
-    def _emit(self, body: Graph, initial: dict[str, ArrayVariable], captured: list[Node],
+    def _emit(self, body: Graph, initial: dict[str, VariableTracker], captured: list[Node],
               temporaries: list[str]) -> None:
         tx, output = self.tx, self.output
         name = f"loop_{len(output.submodules)}"
@@ -342,23 +334,23 @@ class _LoopCapture:
         loop.body.graph.lint()
         output.submodules[name] = loop
         args = (self._graph_int(self.start), self._graph_int(self.stop), self.step,
-                *(v.node for v in initial.values()), *captured)
-        metas = tuple(v.meta for v in initial.values())
+                *(carried_argument(v) for v in initial.values()), *captured)
+        metas = tuple(carried_meta(v) for v in initial.values())
         node = output.create_node("call_module", name, args, {}, metas)
         node.meta["impure"] = True  # its reads of arrays written later must stay before those writes
         bases: frozenset = frozenset()
         for value in initial.values():
-            bases |= value.bases
+            bases |= value_bases(value)
         for n in captured:  # captured arrays that a carried value may have become a view of
             bases |= _bases_of(tx, n)
         for index, (local, value) in enumerate(initial.items()):
-            item = output.create_node("call_function", operator.getitem, (node, index), {}, value.meta)
-            tx.symbolic_locals[local] = ArrayVariable(item, value.meta, bases)
-        for local in [*temporaries, self.variable]:
+            item = output.create_node("call_function", operator.getitem, (node, index), {}, carried_meta(value))
+            tx.symbolic_locals[local] = carried_value(output, item, value, bases, self.int_bounds.get(local))
+        for local in [*temporaries, *self.targets]:
             tx.symbolic_locals.pop(local, None)
         tx.ip = self.exit_ip + compat.FOR_ITER_EXHAUSTED_SKIP
         body_ops = sum(1 for n in body.nodes if n.op not in ("placeholder", "output"))
-        trip = _trip_count(self.start, self.stop, self.step)
+        trip = self.plan.length
         output.loops.captured.append(CapturedLoop(self.location, self.variable, str(trip), body_ops,
                                                   list(initial), output.loops.depth))
 
@@ -366,6 +358,10 @@ class _LoopCapture:
         if not sizes.is_symbolic(value):
             return int(value)
         return SymbolicIntVariable(self.output, value).as_graph_argument()
+
+
+def _describe(value: VariableTracker | None) -> str:
+    return "nothing" if value is None else value.describe()
 
 
 def _lift_captures(body: Graph) -> list[Node]:

@@ -18,10 +18,13 @@ from .fx_ir.graph import Graph
 from .fx_ir.graph_module import GraphModule
 from .fx_ir.loops import WhileLoop
 from .fx_ir.node import Node
-from .loop_body import BodyTrace, NotCaptured, reason_of, stored_locals
+from .loop_body import (LONGEST_LOOP, BodyTrace, NotCaptured, carried_argument, carried_meta, carried_value, reason_of,
+                        stored_locals, value_bases)
 from .loop_capture import _LEAVING, NeedsPeeling, _lift_captures, _LoopCapture
 from .loop_records import CapturedLoop, RejectedLoop, RetraceWithoutLoop
 from .variables.arrays import ArrayVariable
+from .variables.base import VariableTracker
+from .variables.graph_int import GraphIntVariable
 
 if TYPE_CHECKING:
     from .translator.core import InstructionTranslatorBase as Tx
@@ -37,9 +40,7 @@ def capture_while(tx: "Tx", inst: Instr, condition: Any) -> bool:
     """At a conditional jump on `condition` (popped), a value of the graph: when the jump is the
     entry test of a `while` loop, make the loop one node and leave the translator after it (True);
     False when this is not such a loop (the jump is handled as before)."""
-    if type(condition) is not ArrayVariable or not (condition.meta.scalar or condition.meta.ndim == 0):
-        return False
-    if condition.node.meta.get("device") or condition.node.meta.get("array_type"):
+    if not is_graph_condition(condition):
         return False
     shape = _while_shape(tx, inst)
     if shape is None:
@@ -55,6 +56,16 @@ def capture_while(tx: "Tx", inst: Instr, condition: Any) -> bool:
     except NotCaptured as why:
         raise RetraceWithoutLoop(key, RejectedLoop(loop.location, "while", str(why))) from None
     return True
+
+
+def is_graph_condition(value: VariableTracker) -> bool:
+    """A loop test the graph computes: a NumPy scalar or 0-d array of the host, or a Python int or
+    bool computed from data (`it < maxit` of a carried int)."""
+    if isinstance(value, GraphIntVariable):
+        return True
+    if type(value) is not ArrayVariable or not (value.meta.scalar or value.meta.ndim == 0):
+        return False
+    return not (value.node.meta.get("device") or value.node.meta.get("array_type"))
 
 
 def _while_shape(tx: "Tx", inst: Instr) -> tuple[int, int, int] | None:
@@ -95,6 +106,8 @@ class _WhileCapture(_LoopCapture):
         body = Graph()
         with BodyTrace(tx, body) as trace:
             trace.carry(initial)
+            self.proxies = trace.proxies
+            self.int_bounds: dict[str, int] = {}
             trace.start()
             depth = len(tx.stack)
             tx.ip = self.head
@@ -102,16 +115,19 @@ class _WhileCapture(_LoopCapture):
             if len(tx.stack) != depth + 1:
                 raise NotCaptured("the body leaves values on the stack")
             test = tx.pop()
-            if type(test) is not ArrayVariable or not (test.meta.scalar or test.meta.ndim == 0):
+            if not is_graph_condition(test):
                 raise NotCaptured(f"the loop condition becomes {test.describe()} in the body, not a NumPy scalar "
                                   "of the graph")
             after = {name: tx.symbolic_locals.get(name) for name in carried_names}
             trace.check_side_effects()
             next_values = [self._next_value(name, initial[name], after[name]) for name in carried_names]
-        body.output((test.node, *next_values))
+        body.output((carried_argument(test), *next_values))
         output.keep_unused_work(body)
         captured = _lift_captures(body)
         self._emit_while(body, condition, initial, captured)
+
+    def _trip_bound(self) -> int:
+        return LONGEST_LOOP
 
     def _check_body(self) -> None:
         tx = self.tx
@@ -136,7 +152,7 @@ class _WhileCapture(_LoopCapture):
         live = tx.facts.live_locals(self.head) | tx.facts.live_locals(self.exit_ip)
         return [n for n in stored if n in live]
 
-    def _initial(self, name: str) -> ArrayVariable:
+    def _initial(self, name: str) -> VariableTracker:
         try:
             return self._carried_initial(name)
         except NeedsPeeling as why:  # not reached (peeled is set); kept for a clear message
@@ -152,7 +168,7 @@ class _WhileCapture(_LoopCapture):
         except Unsupported as error:
             raise NotCaptured(reason_of(error)) from None
 
-    def _emit_while(self, body: Graph, condition: ArrayVariable, initial: dict[str, ArrayVariable],
+    def _emit_while(self, body: Graph, condition: VariableTracker, initial: dict[str, VariableTracker],
                     captured: list[Node]) -> None:
         tx, output = self.tx, self.output
         name = f"loop_{len(output.submodules)}"
@@ -160,16 +176,17 @@ class _WhileCapture(_LoopCapture):
         loop = WhileLoop(GraphModule(output.submodules, body), len(initial), description=where)
         loop.body.graph.lint()
         output.submodules[name] = loop
-        args = (condition.node, *(v.node for v in initial.values()), *captured)
-        metas = tuple(v.meta for v in initial.values())
+        args = (carried_argument(condition), *(carried_argument(v) for v in initial.values()), *captured)
+        metas = tuple(carried_meta(v) for v in initial.values())
         node = output.create_node("call_module", name, args, {}, metas)
         node.meta["impure"] = True  # its reads of arrays written later must stay before those writes
         bases: frozenset = frozenset()
         for value in initial.values():
-            bases |= value.bases
+            bases |= value_bases(value)
         for index, (local, value) in enumerate(initial.items()):
-            item = output.create_node("call_function", operator.getitem, (node, index), {}, value.meta)
-            tx.symbolic_locals[local] = ArrayVariable(item, value.meta, bases | _captured_bases(tx, captured))
+            item = output.create_node("call_function", operator.getitem, (node, index), {}, carried_meta(value))
+            tx.symbolic_locals[local] = carried_value(output, item, value, bases | _captured_bases(tx, captured),
+                                                      self.int_bounds.get(local))
         tx.ip = self.exit_ip
         body_ops = sum(1 for n in body.nodes if n.op not in ("placeholder", "output"))
         output.loops.captured.append(CapturedLoop(self.location, "while", "while the condition holds", body_ops,

@@ -136,6 +136,12 @@ class BuiltinVariable(VariableTracker):
                 if result is not None:
                     return result
         if _involves_array(args, kwargs):
+            if self.fn is int and len(args) == 1 and not kwargs and tx.output.loops.depth > 0:
+                from .graph_int import graph_int_of
+
+                counted = graph_int_of(tx, args[0])  # count += int(a[i] > 0) in a loop body
+                if counted is not None:
+                    return counted
             if self.fn in _NEEDS_DATA:
                 from .arrays import ArrayVariable
 
@@ -332,13 +338,33 @@ def _next(tx: "Tx", iterator: VariableTracker, /, *default: VariableTracker) -> 
 def _zip(tx: "Tx", /, *iterables: VariableTracker, strict: VariableTracker | None = None) -> VariableTracker:
     from .iterators import ZipVariable
 
-    return ZipVariable([i.iterator(tx) for i in iterables], strict=bool(strict and _constant(strict, "zip(strict=)")))
+    strict_flag = bool(strict and _constant(strict, "zip(strict=)"))
+    if iterables and all(_loopable(i) for i in iterables):
+        return ZipVariable(None, strict=strict_flag, iterables=list(iterables))  # iterated when first asked
+    return ZipVariable([i.iterator(tx) for i in iterables], strict=strict_flag)
 
 
 def _enumerate(tx: "Tx", iterable: VariableTracker, start: VariableTracker | None = None) -> VariableTracker:
     from .iterators import EnumerateVariable
 
-    return EnumerateVariable(iterable.iterator(tx), _constant(start, "enumerate(start=)") if start else 0)
+    count = _constant(start, "enumerate(start=)") if start else 0
+    if _loopable(iterable):
+        return EnumerateVariable(None, count, iterable=iterable)  # iterated when first asked
+    return EnumerateVariable(iterable.iterator(tx), count)
+
+
+def _loopable(iterable: VariableTracker) -> bool:
+    """A range or an array (iterating neither has side effects): a loop over zip() or enumerate()
+    of such iterables may become a loop node, so their iterators wait for the first item."""
+    from .arrays import ArrayVariable
+    from .iterators import EnumerateVariable, RangeVariable, ZipVariable
+    from .loop_range import SymbolicRangeVariable
+
+    if type(iterable) is ArrayVariable:
+        return not iterable.meta.scalar and iterable.meta.ndim > 0
+    if isinstance(iterable, (ZipVariable, EnumerateVariable)):
+        return not iterable.started()
+    return type(iterable) in (RangeVariable, SymbolicRangeVariable)
 
 
 def _reversed(tx: "Tx", sequence: VariableTracker, /) -> VariableTracker:

@@ -208,21 +208,36 @@ def _dict_iterator_at(mapping: dict, kind: str, index: int) -> Any:
 
 class ZipVariable(IteratorVariable):
     """zip(): asks each iterator in turn and stops at the first exhausted one, as CPython does
-    (the items already taken from the earlier iterators are consumed)."""
+    (the items already taken from the earlier iterators are consumed).
 
-    def __init__(self, iterators: list[VariableTracker], strict: bool, **kwargs: Any) -> None:
+    Made over ranges and arrays (`iterables`), its iterators are made when the first item is asked
+    for: a loop over it that becomes a loop node (loop_capture) never unrolls them."""
+
+    def __init__(self, iterators: list[VariableTracker] | None, strict: bool,
+                 iterables: list[VariableTracker] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.iterators = iterators
+        self._iterators = iterators
+        self.iterables = iterables if iterators is None else None
         self.strict = strict
         self.done = False
+
+    def started(self) -> bool:
+        return self._iterators is not None
+
+    def iterators(self, tx: "Tx") -> list[VariableTracker]:
+        if self._iterators is None:
+            assert self.iterables is not None
+            self._iterators = [i.iterator(tx) for i in self.iterables]
+        return self._iterators
 
     def next_item(self, tx: "Tx") -> VariableTracker | None:
         from .sequences import TupleVariable
 
-        if self.done or not self.iterators:
+        iterators = self.iterators(tx)
+        if self.done or not iterators:
             return None
         row = []
-        for position, iterator in enumerate(self.iterators):
+        for position, iterator in enumerate(iterators):
             item = iterator.next_item(tx)
             if item is None:
                 self.done = True
@@ -233,37 +248,55 @@ class ZipVariable(IteratorVariable):
         return TupleVariable(row)
 
     def reconstruct(self, codegen: "PyCodegen") -> None:
+        parts = self._iterators if self._iterators is not None else self.iterables
+        assert parts is not None
         codegen.begin_call(_zip_of)
         codegen.load_const(self.strict)
         codegen.load_const(self.done)
-        for iterator in self.iterators:
+        for iterator in parts:
             rebuild_inner(codegen, iterator)
-        codegen.end_call(2 + len(self.iterators))
+        codegen.end_call(2 + len(parts))
 
     def _check_strict(self, tx: "Tx", position: int) -> None:
         # the first iterator ran out: the others must be exhausted too; a later one: too short
-        if position > 0 or any(it.next_item(tx) is not None for it in self.iterators[1:]):
+        if position > 0 or any(it.next_item(tx) is not None for it in self.iterators(tx)[1:]):
             unsupported(Category.EXCEPTION, "zip(strict=True) on iterables of different lengths raises ValueError")
 
 
 class EnumerateVariable(IteratorVariable):
-    def __init__(self, iterator: VariableTracker, start: Any, **kwargs: Any) -> None:
+    """enumerate(): over a range or an array (`iterable`), its inner iterator is made when the
+    first item is asked for (see ZipVariable)."""
+
+    def __init__(self, iterator: VariableTracker | None, start: Any, iterable: VariableTracker | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.inner = iterator
+        self._inner = iterator
+        self.iterable = iterable if iterator is None else None
         self.count = start
+
+    def started(self) -> bool:
+        return self._inner is not None
+
+    def inner(self, tx: "Tx") -> VariableTracker:
+        if self._inner is None:
+            assert self.iterable is not None
+            self._inner = self.iterable.iterator(tx)
+        return self._inner
 
     def next_item(self, tx: "Tx") -> VariableTracker | None:
         from .sequences import TupleVariable
 
-        item = self.inner.next_item(tx)
+        item = self.inner(tx).next_item(tx)
         if item is None:
             return None
         self.count += 1
         return TupleVariable([ConstantVariable(self.count - 1), item])
 
     def reconstruct(self, codegen: "PyCodegen") -> None:
+        inner = self._inner if self._inner is not None else self.iterable
+        assert inner is not None
         codegen.begin_call(enumerate)
-        rebuild_inner(codegen, self.inner)
+        rebuild_inner(codegen, inner)
         codegen.load_const(self.count)
         codegen.end_call(2)
 

@@ -221,7 +221,7 @@ def jump_while(x):
     n = 0
     while x.sum() > 1:
         x = x / 2
-        n += 1
+        n = n * 2 + 1  # an int that may pass 64 bits: the loop is not one loop node, it breaks at the test
     return x, n
 
 

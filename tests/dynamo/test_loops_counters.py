@@ -104,10 +104,88 @@ def not_a_counter(x):
     return k
 
 
-@pytest.mark.parametrize("program,why", [(counter_past_int64, "might exceed 64 bits"), (not_a_counter, "k")])
+@pytest.mark.parametrize("program,why", [(counter_past_int64, "might exceed 64 bits"), (not_a_counter, "no bound keeps it within 64 bits")])
 def test_ints_that_are_not_int64_counters_are_not_captured_and_stay_exact(program, why):
     make = lambda n: (np.zeros(n),)  # noqa: E731
     check_calls(program, make, [20, 20, 24])
     report = dynamo.explain(program, backend="numpy")(*make(40))
     assert report.loop_count == 0
     assert why in str(report)
+
+
+# ---- ints computed from data: carried as Python ints the graph computes ---------------------------------
+
+def count_above(A):
+    count = 0
+    for i in range(A.shape[0]):
+        count += int(A[i] > 0.5)
+    return count
+
+
+def signed_count_and_sum(A):
+    count = 0
+    total = A[0] * 0
+    for x in A:
+        count = count + int(x > 0.5) * 2 - 1
+        total = total + x
+    return count, total
+
+
+def halvings(x, tol):
+    it = 0
+    r = np.abs(x).sum()
+    while r > tol:
+        x = x * 0.5
+        r = np.abs(x).sum()
+        it += 1
+    return x, it
+
+
+def python_sum_of_floats(A):
+    total = 0  # becomes a NumPy float in the first iteration: that iteration is peeled
+    for i in range(A.shape[0]):
+        total += A[i]
+    return total
+
+
+@pytest.mark.parametrize("program,make", [
+    (count_above, lambda n: (rng(n).random(n),)),
+    (signed_count_and_sum, lambda n: (rng(n).random(n),)),
+    (halvings, lambda n: (rng(n).random(n) * n, 1e-3)),
+    (python_sum_of_floats, lambda n: (rng(n).random(n),)),
+])
+def test_ints_computed_from_data_are_carried_exactly(program, make):
+    compiled, counter = counted(program, make, [40, 51, 60])
+    assert loops_in(counter)[0] == 1
+    assert graph_breaks(compiled) == [] and fallbacks(compiled) == []
+    result = compiled(*make(45))
+    assert same_value(result, program(*make(45)))
+    check_calls(program, make, [40, 51], backend="eager")
+    report = dynamo.explain(program, backend="numpy")(*make(40))
+    assert report.loop_count == 1 and "too long to unroll" not in str(report)
+
+
+def data_int_as_an_index(A, B):
+    k = 0
+    for i in range(A.shape[0]):
+        B[k] = A[i]
+        k += int(A[i] > 0.5)
+    return k
+
+
+def int_of_a_float(A):
+    count = 0
+    for i in range(A.shape[0]):
+        count += int(A[i] * 3)
+    return count
+
+
+@pytest.mark.parametrize("program,why", [(data_int_as_an_index, "data"), (int_of_a_float, "int()")])
+def test_data_ints_whose_value_is_needed_are_not_captured(program, why):
+    make = lambda n: (rng(n).random(n), np.zeros(n))  # noqa: E731
+    if program is int_of_a_float:
+        make = lambda n: (rng(n).random(n),)  # noqa: E731
+    check_calls(program, make, [40, 40, 44])
+    report = dynamo.explain(program, backend="numpy")(*make(40))
+    assert report.loop_count == 0
+    assert why in str(report), str(report)
