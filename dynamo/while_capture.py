@@ -1,8 +1,9 @@
 """While loops that stay loops: a `while` whose condition is computed in the graph from the data (a
 convergence test) is traced once, the body and the next test, into a WhileLoop node.
 
-Python compiles `while c: body` as a test before the loop and the same test again at its bottom:
-the first test becomes the loop node's condition argument, the body graph ends with the second.
+Python compiles `while c: body` as a test before the loop and the same test again at its bottom
+(while_condition.py finds both, `and`/`not` chains included): the first test becomes the loop
+node's condition argument, the body graph ends with the second.
 A body that cannot be captured whole raises RetraceWithoutLoop (loop_capture), and the frame is
 traced again with the test at the top breaking the graph, as before.
 """
@@ -22,83 +23,53 @@ from .loop_body import (LONGEST_LOOP, BodyTrace, NotCaptured, carried_argument, 
                         stored_locals, value_bases)
 from .loop_capture import _LEAVING, NeedsPeeling, _lift_captures, _LoopCapture
 from .loop_records import CapturedLoop, RejectedLoop, RetraceWithoutLoop
-from .variables.arrays import ArrayVariable
 from .variables.base import VariableTracker
-from .variables.graph_int import GraphIntVariable
+from .variables.constant import ConstantVariable
+from .while_condition import WhileShape, is_graph_condition, trace_test, while_shape
 
 if TYPE_CHECKING:
     from .translator.core import InstructionTranslatorBase as Tx
 
-# The conditional jumps of a `while` test that leave the loop when the condition is false
-# (3.11 spells the direction into the name), and the backward jumps that close it.
-_EXIT_WHEN_FALSE = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_FALSE"})
-_BACK_WHEN_TRUE = frozenset({"POP_JUMP_BACKWARD_IF_TRUE"})
-_BACK = frozenset({"JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP"})
-
-
-def capture_while(tx: "Tx", inst: Instr, condition: Any) -> bool:
-    """At a conditional jump on `condition` (popped), a value of the graph: when the jump is the
-    entry test of a `while` loop, make the loop one node and leave the translator after it (True);
-    False when this is not such a loop (the jump is handled as before)."""
+def capture_while(tx: "Tx", inst: Instr, condition: Any, jump_when: bool) -> bool:
+    """At a conditional jump on `condition` (popped) that jumps when its truth is `jump_when`: when
+    the jump is in the entry test of a `while` loop and the graph computes `condition`, make the loop
+    one node and leave the translator after it (True); False when this is not such a loop (the jump
+    is handled as before)."""
     if not is_graph_condition(condition):
         return False
-    shape = _while_shape(tx, inst)
+    shape = while_shape(tx, tx.ip - 1)
     if shape is None:
         return False
-    head, bottom, exit_ip = shape
     records = tx.output.loops
     key = records.key(tx.code, tx.ip - 1)
     if key in records.rejected:
         return False
-    loop = _WhileCapture(tx, head, bottom, exit_ip)
+    loop = _WhileCapture(tx, shape)
     try:
-        loop.run_while(condition)
+        entry = trace_test(tx, shape, shape.head, [(condition, not jump_when)])
+        if isinstance(entry, ConstantVariable) and not entry.value:
+            tx.ip = shape.exit_ip  # a later term known now ends the loop before its first iteration
+            return True
+        loop.run_while(entry)
     except NotCaptured as why:
         raise RetraceWithoutLoop(key, RejectedLoop(loop.location, "while", str(why))) from None
     return True
 
 
-def is_graph_condition(value: VariableTracker) -> bool:
-    """A loop test the graph computes: a NumPy scalar or 0-d array of the host, or a Python int or
-    bool computed from data (`it < maxit` of a carried int)."""
-    if isinstance(value, GraphIntVariable):
-        return True
-    if type(value) is not ArrayVariable or not (value.meta.scalar or value.meta.ndim == 0):
-        return False
-    return not (value.node.meta.get("device") or value.node.meta.get("array_type"))
-
-
-def _while_shape(tx: "Tx", inst: Instr) -> tuple[int, int, int] | None:
-    """(head, bottom test, exit) of the `while` loop whose entry test is `inst` (just executed at
-    tx.ip - 1), or None when the jump is not one."""
-    if inst.name not in _EXIT_WHEN_FALSE or not isinstance(inst.arg, Label):
-        return None
-    head, exit_ip = tx.ip, tx.label_targets[inst.arg]
-    if exit_ip <= head + 1:
-        return None
-    last = tx.instructions[exit_ip - 1]
-    if last.name in _BACK_WHEN_TRUE and isinstance(last.arg, Label) and tx.label_targets[last.arg] == head:
-        return head, exit_ip - 1, exit_ip  # 3.11: test; POP_JUMP_BACKWARD_IF_TRUE head
-    if last.name in _BACK and isinstance(last.arg, Label) and tx.label_targets[last.arg] == head:
-        test = tx.instructions[exit_ip - 2]  # 3.12+: test; POP_JUMP_IF_FALSE exit; JUMP_BACKWARD head
-        if test.name in _EXIT_WHEN_FALSE and isinstance(test.arg, Label) and tx.label_targets[test.arg] == exit_ip:
-            return head, exit_ip - 2, exit_ip
-    return None
-
-
 class _WhileCapture(_LoopCapture):
     """Traces [head, bottom): one iteration and the next test; carried values as for a `for` loop."""
 
-    def __init__(self, tx: "Tx", head: int, bottom: int, exit_ip: int) -> None:
+    def __init__(self, tx: "Tx", shape: WhileShape) -> None:
         self.tx = tx
         self.output = tx.output
-        self.head, self.bottom, self.exit_ip = head, bottom, exit_ip
+        self.shape = shape
+        self.head, self.bottom, self.exit_ip = shape.head, shape.bottom_start, shape.exit_ip
         self.peeled = True  # no first iteration to peel: a Python number carried is refused below
         self.rows = None
         self.location = tx.location()
         self.variable = "while"
 
-    def run_while(self, condition: ArrayVariable) -> None:
+    def run_while(self, condition: VariableTracker) -> None:
         tx, output = self.tx, self.output
         self._check_body()
         carried_names = self._carried_names()
@@ -112,10 +83,13 @@ class _WhileCapture(_LoopCapture):
             depth = len(tx.stack)
             tx.ip = self.head
             self._trace_to_bottom()
-            if len(tx.stack) != depth + 1:
+            if len(tx.stack) != depth:
                 raise NotCaptured("the body leaves values on the stack")
-            test = tx.pop()
-            if not is_graph_condition(test):
+            try:
+                test = trace_test(tx, self.shape, self.shape.test_end, [])
+            except Unsupported as error:
+                raise NotCaptured(reason_of(error)) from None
+            if not (is_graph_condition(test) or isinstance(test, ConstantVariable)):
                 raise NotCaptured(f"the loop condition becomes {test.describe()} in the body, not a NumPy scalar "
                                   "of the graph")
             after = {name: tx.symbolic_locals.get(name) for name in carried_names}

@@ -32,7 +32,7 @@ class ControlFlowMixin(InstructionTranslatorBase):
 
     def jump_if(self, inst: Instr, jump_when: bool) -> None:
         condition = self.pop()
-        if not jump_when and while_capture.capture_while(self, inst, condition):
+        if while_capture.capture_while(self, inst, condition, jump_when):
             return  # the whole `while` loop is one loop node, and the translator after it
         if self.branch_condition(condition) == jump_when:
             self.jump(inst.arg)

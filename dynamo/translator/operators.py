@@ -8,6 +8,7 @@ import operator
 from bytecode import BinaryOp, Compare, Instr
 
 from .. import bytecode_compat as compat
+from ..while_condition import is_graph_condition
 from ..exc import Category, unsupported
 from ..variables.base import VariableTracker
 from ..variables.builtins import BuiltinVariable
@@ -83,7 +84,12 @@ class OperatorsMixin(InstructionTranslatorBase):
         self.push(ConstantVariable(not self.pop().truth_value(self)))
 
     def TO_BOOL(self, inst: Instr) -> None:
-        self.push(ConstantVariable(self.pop().truth_value(self)))
+        value = self.pop()
+        following = self.instructions[self.ip] if self.ip < len(self.instructions) else None
+        if following is not None and following.name.startswith("POP_JUMP_IF") and is_graph_condition(value):
+            self.push(value)  # the jump tests its truth (a while loop's test is computed in the graph)
+            return
+        self.push(ConstantVariable(value.truth_value(self)))
 
     def CALL_INTRINSIC_1(self, inst: Instr) -> None:  # 3.12+
         name = getattr(inst.arg, "name", str(inst.arg))

@@ -176,3 +176,82 @@ def test_numpy_backend_runs_the_whole_loop_as_one_generated_while_statement():
     (node,) = loop_nodes(gm.graph)
     loop = gm.get_attribute(node.target)
     assert isinstance(loop, WhileLoop) and loop.run_loop is not None and "while ___test:" in loop.run_loop.source
+
+
+# ---- tests of several terms: `and`, `not` (while_condition.py) ----------------------------------------------
+
+def halve_with_a_budget(x, tol, maxit):
+    it = 0
+    r = np.abs(x).sum()
+    while r > tol and it < maxit:
+        x = x * 0.5
+        r = np.abs(x).sum()
+        it += 1
+    return x, it
+
+
+def until_done(x, tol, maxit):
+    it = 0
+    done = np.abs(x).sum() < tol
+    while not done and it < maxit:
+        x = x * 0.5
+        done = np.abs(x).sum() < tol
+        it += 1
+    return x, it
+
+
+def while_not(x, tol):
+    done = x.max() < tol
+    while not done:
+        x = x * 0.5
+        done = x.max() < tol
+    return x
+
+
+def three_terms(x, lo, hi):
+    it = 0
+    while x.sum() > lo and x.max() < hi and it < 1000:
+        x = x * 0.9 + 0.01
+        it = it + 1
+    return x, it
+
+
+@pytest.mark.parametrize("program,inputs", [
+    (halve_with_a_budget, [(rng(s).random(10) * 10, 1e-3, budget) for s, budget in ((0, 5), (1, 1000), (2, 0))]),
+    (until_done, [(rng(s).random(10) * 10, 1e-3, budget) for s, budget in ((0, 7), (1, 1000), (2, 0))]),
+    (while_not, [(rng(s).random(10) * 10, 1e-3) for s in (0, 1, 2)]),
+    (three_terms, [(rng(s).random(10), 0.5, hi) for s, hi in ((0, 5.0), (1, 0.5), (2, 50.0))]),
+])
+def test_short_circuit_tests_are_one_while_loop_node(program, inputs):
+    check_calls(program, inputs)
+    check_calls(program, inputs, backend="eager")
+    dynamo.reset()
+    compiled, counter = compile_with_counter(program)
+    compiled(*copy.deepcopy(inputs[0]))
+    assert [count_loops(g.graph) for g in counter.graphs] == [1]
+    assert graph_breaks(compiled) == []
+    report = dynamo.explain(program, backend="numpy")(*copy.deepcopy(inputs[0]))
+    assert report.loop_count == 1 and "while loop at" in str(report)
+
+
+def or_test(x, tol):
+    it = 0
+    while x.sum() > tol or it < 3:
+        x = x * 0.5
+        it += 1
+    return x, it
+
+
+def unsafe_later_term(x, tol):
+    while x.sum() > tol and np.sqrt(x.sum()) > tol:
+        x = x * 0.5
+    return x
+
+
+@pytest.mark.parametrize("program,why", [(or_test, None), (unsafe_later_term, "later term of the loop test computes sqrt")])
+def test_tests_that_cannot_be_one_condition_run_as_before(program, why):
+    inputs = [(rng(s).random(10) * 4, 0.01) for s in (0, 1, 2)]
+    check_calls(program, inputs)
+    report = dynamo.explain(program, backend="numpy")(*copy.deepcopy(inputs[0]))
+    assert report.loop_count == 0
+    assert why is None or why in str(report)
