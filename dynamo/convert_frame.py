@@ -389,7 +389,8 @@ class ConvertFrame:
                 if getattr(made, "source", None) is None:
                     output_code_log.debug("code of a graph of %s (%s backend):\n%s", code.co_qualname,
                                           self.backend_name, graph.graph_module.code)
-        return (compiled.guards.compile(), code_to_run(code, compiled), compiled.unhooked, config.timed_turns,
+        turns = 0 if takes_device_arrays(compiled) else config.timed_turns
+        return (compiled.guards.compile(), code_to_run(code, compiled), compiled.unhooked, turns,
                 config.timed_turns_recheck)
 
     def compile_frame(self, frame: Any) -> CompiledFrame:
@@ -505,3 +506,10 @@ class ConvertFrame:
             self._shape_state.clear()
         self.compiled_frames.clear()
         self.recompiles.clear()
+
+
+def takes_device_arrays(compiled: CompiledFrame) -> bool:
+    """Whether a graph of the frame takes GPU arrays: the host time of such a call is its launches, not
+    its kernels, so it cannot tell whether the version beats the original (no timed turns for it)."""
+    return any(node.op == "placeholder" and node.meta.get("device")
+               for graph in compiled.graphs for node in graph.graph_module.graph.nodes)

@@ -398,3 +398,32 @@ def test_a_graph_spliced_inline_dispatches_to_the_library():
 def test_the_numpy_backend_still_optimizes_host_graphs():
     report = dynamo.explain(chain, backend="numpy")(X)
     assert report.notes_per_graph == [[]]
+
+
+def test_versions_that_take_device_arrays_are_not_timed_against_the_original():
+    # a call's host time on a GPU is its launches, not its kernels: turns cannot tell which is faster
+    import time
+
+    from dynamo import _C
+
+    def slow(graph_module, example_inputs):
+        def run(*args):
+            time.sleep(0.002)
+            return graph_module.forward(*args)
+        return run
+
+    def double(x):
+        return x * 2.0
+    with dynamo.config.patch(timed_turns=4):
+        compiled = dynamo.compile(double, backend=slow)
+        x = fx(1.0, 2.0)
+        for _ in range(8):
+            assert np.array_equal(compiled(x).get(), double(x).get())
+        (entry,) = _C.cache_entries(double.__code__)
+        assert not entry.dropped
+        dynamo.reset()
+        compiled = dynamo.compile(double, backend=slow)
+        for _ in range(8):
+            compiled(np.arange(2.0))
+        (entry,) = _C.cache_entries(double.__code__)
+        assert entry.dropped  # the same slow version on NumPy arrays is
