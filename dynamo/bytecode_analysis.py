@@ -172,10 +172,12 @@ def analyze(code: types.CodeType) -> CodeFacts:
     for entry in getattr(dis.Bytecode(code), "exception_entries", ()):
         if entry.target in index_at:  # the handler starts with the exception (and lasti) pushed
             facts.handler_depth[index_at[entry.target]] = entry.depth + int(entry.lasti) + 1
-    facts.in_user_region = frozenset(
-        index for index, target in facts.handler.items()
-        if target < len(instructions) and instructions[target].name == "PUSH_EXC_INFO"
-    )
+    user_handlers = {target for target in facts.handler.values()
+                     if target < len(instructions) and instructions[target].name == "PUSH_EXC_INFO"}
+    # a handler of one instruction that a user's handler covers (resume.unbound_cell_read) is
+    # inside the user's block too
+    user_handlers |= {target for target in facts.handler.values() if facts.handler.get(target) in user_handlers}
+    facts.in_user_region = frozenset(index for index, target in facts.handler.items() if target in user_handlers)
     facts.live_in = _derived_liveness(code, facts) or _liveness(facts)
     return facts
 

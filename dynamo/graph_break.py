@@ -27,8 +27,8 @@ from .bytecode_analysis import analyze
 from .codegen import PyCodegen, output_local
 from .exc import Category, Unsupported, unsupported
 from .resume import (arrange_live, begin_resume_call, cells_not_resumable, end_resume_call, hiding_handler,
-                     passing_order, python_region, resume_code)
-from .resume_origins import starts_in_python
+                     passing_order, python_region, resume_code, unbound_cell_read)
+from .resume_origins import source_of, starts_in_python
 from .sources import LocalSource
 from .variables.base import NULL, BoundMethodVariable, VariableTracker
 from .variables.functions import CellVariable, NestedFunctionVariable, UserMethodVariable
@@ -634,6 +634,11 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
         if tx.kw_names:
             cg.append(Instr("KW_NAMES", tx.kw_names))
         cg.append(*compat.call_instrs(inst.arg))
+    elif inst.name in ("LOAD_DEREF", "DELETE_DEREF") and isinstance(inst.arg, FreeVar) \
+            and inst.arg.name in source_of(tx.code).co_cellvars:
+        # a resume function's free variable that is a cell of the user's function: unbound, it
+        # raises the UnboundLocalError the user's function does, not a NameError
+        cg.append(*unbound_cell_read(inst, None, None, cg.__dict__.setdefault("unbound_handlers", [])))
     else:
         cg.append(inst.copy())
     if kind is BreakKind.TERMINAL:
@@ -722,6 +727,7 @@ def _emit_handlers(cg: PyCodegen) -> None:
     cg.append(Instr("RETURN_VALUE"))  # the last call's result: the handlers are never fallen into
     for handler in handlers:
         cg.append(*hiding_handler(handler))
+    cg.append(*cg.__dict__.get("unbound_handlers", []))
 
 
 

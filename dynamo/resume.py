@@ -59,11 +59,15 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     handlers: list = []  # the exception handlers active at the current point of the original
     covering = None  # those active at the yield before `target`
     prologue_length = _prologue_length(facts)
+    unbound_handlers: list = []  # the code after the body that raises a cell's UnboundLocalError
+    region: dict = {}  # the original's TryBegin -> the one the body has open now (split by cell reads)
     for item in list.__iter__(source):  # (a Bytecode's own __iter__ checks every item)
         if isinstance(item, TryBegin):
             handlers.append(item)
+            region[item] = item
         elif isinstance(item, TryEnd) and handlers:
             handlers.pop()
+            item = TryEnd(region.pop(item.entry, item.entry))
         if isinstance(item, Instr):
             if index == target - 1:
                 covering = handlers[-1] if handlers else None
@@ -72,6 +76,13 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
             index += 1
             if index <= prologue_length:
                 continue  # the new prologue below replaces the original one
+            if item.name in ("LOAD_DEREF", "DELETE_DEREF") and isinstance(item.arg, CellVar):
+                enclosing = handlers[-1] if handlers else None
+                opened = region.get(enclosing) if enclosing is not None else None
+                body += unbound_cell_read(item, opened, facts.stack_depth(index - 1) or 0, unbound_handlers)
+                if opened is not None:
+                    region[enclosing] = body[-1]
+                continue
             if isinstance(item.arg, CellVar):  # a cell of the original is passed in the closure
                 item = item.copy()
                 item.arg = FreeVar(item.arg.name)
@@ -79,6 +90,7 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
                 item = item.copy()  # 3.13 loads an argument's cell (for a closure) by its bare name
                 item.arg = FreeVar(item.arg)
         body.append(item)
+    body += unbound_handlers
     lineno = line_at(facts, target, original.co_firstlineno)
     free = [name for name, _ in closure_names(original)]
     prologue: list = []
@@ -131,7 +143,8 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     if not free:
         resumed.flags &= ~inspect.CO_NESTED
     # the body is the original's, at the same depths; the prologue pushes what the original had
-    result = assembler.to_code(resumed, stacksize=original.co_stacksize + 1, compute_exception_stack_depths=False)
+    # (+ 3: a handler of unbound_cell_read calls UnboundLocalError above the depth it unwinds to)
+    result = assembler.to_code(resumed, stacksize=original.co_stacksize + 3, compute_exception_stack_depths=False)
     assembled_from(result, resumed)
     _cache[key] = result
     # the new prologue replaces the original's and adds the stack loads and the jump
@@ -140,6 +153,35 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     _origins[result] = ResumeOrigin(original, shift, facts.in_loop(target), target, target in facts.in_user_region)
     derived_from(result, original, shift, prologue_instrs)
     return result
+
+
+def unbound_cell_read(inst: Instr, opened: TryBegin | None, depth: int | None, handlers: list) -> list:
+    """`inst` (LOAD_DEREF or DELETE_DEREF of a cell of the original code) for code where that cell
+    is a free variable, which CPython reports unbound with NameError ("cannot access free
+    variable"): the cell's own function raises UnboundLocalError ("cannot access local variable").
+    The instruction gets a handler of its own (appended to `handlers`: it drops the NameError
+    and raises the plain function's error at the same source position, under the handler
+    `opened` covers the instruction with, which is ended before and opened again after it).
+    `depth`: the stack depth before the instruction (None: the assembler computes it)."""
+    name = inst.arg.name
+    handler = Label()
+    own = TryBegin(handler, False, depth) if depth is not None else TryBegin(handler, False)
+    read = inst.copy()
+    read.arg = FreeVar(name)
+    instrs: list = [TryEnd(opened)] if opened is not None else []
+    instrs += [own, read, TryEnd(own)]
+    raising = [Instr("POP_TOP"), *compat.callable_with_null([Instr("LOAD_CONST", UnboundLocalError)]),
+               Instr("LOAD_CONST", f"cannot access local variable {name!r} where it is not associated with a value"),
+               *compat.call_instrs(1), Instr("RAISE_VARARGS", 1)]
+    for instr in raising:
+        instr.location = inst.location
+    if opened is not None:
+        again = TryBegin(opened.target, opened.push_lasti, opened.stack_depth)
+        instrs.append(again)
+        handled = TryBegin(opened.target, opened.push_lasti, opened.stack_depth)
+        raising = [handled, *raising, TryEnd(handled)]
+    handlers += [handler, *raising]
+    return instrs
 
 
 def self_argument(code: types.CodeType) -> str | None:
