@@ -167,7 +167,7 @@ class CBackend:
                 for s in sources:
                     fn = getattr(module.lib, s.name)
                     fn.restype = ctypes.c_int
-                    made[s.name] = (fn, s.ops)
+                    made[s.name] = (fn, s.ops, s.op_keys)
             return made
         return get
 

@@ -5,6 +5,7 @@ Strides and sizes are read from the arguments at run time, so one binary serves 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +13,7 @@ import numpy as np
 import sympy
 
 from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, walk
-from ..kernel_ir.exprs import is_index_var
+from ..kernel_ir.exprs import format_expr, is_index_var, substitute
 from ..kernel_ir.values import is_symbolic
 from .emitters import EMITTERS, c_type, dtype_key, literal, storage_type, unsigned_of, uses_numpy_loop
 from .pairwise import last_axis_inputs, pairwise_kind, write_sum
@@ -29,6 +30,7 @@ class KernelSource:
     args: list[str]
     written: list[str]
     ops: list[str] = field(default_factory=list)
+    op_keys: list[str] = field(default_factory=list)  # the same computation has the same key (op_identity)
     loops: list[NumpyLoop] = field(default_factory=list)  # NumPy loops its code calls
     row_inputs: list[str] = field(default_factory=list)  # inputs its float sums need rows of (pairwise.layout_ok)
 
@@ -92,6 +94,19 @@ class IndexPrinter:
 
 
 _IDENTITY = {"sum": 0, "prod": 1}
+_CANONICAL = sympy.Symbol("r_same", integer=True)  # a reduction's variable, renamed to compare two
+_ANY_INDEX = sympy.Symbol("i_any", integer=True)
+_INDEX_NAME = re.compile(r"\b[xrd][0-9]+\b")
+
+
+def op_identity(e: Expr) -> str:
+    """The same computation gets the same key, whatever its index variables are named (a value two
+    places of one kernel compute, each inlined, raises its flags once in NumPy)."""
+    try:
+        same = substitute(e, {v: _ANY_INDEX for v in e.free})
+        return _INDEX_NAME.sub("_", format_expr(same))
+    except RecursionError:
+        return f"#{id(e)}"
 _ORDERED = ("dyn_isless", "dyn_isgreater", "dyn_max_f", "dyn_min_f", "dyn_cast_f")
 
 
@@ -109,6 +124,15 @@ class KernelWriter:
         self.names: dict[int, str] = {}
         self.count = 0
         self.ops: list[str] = []
+        self.op_keys: list[str] = []
+        self.reduced: dict[tuple[Any, ...], str] = {}  # reductions this rows function computed at a loop level
+        self.recording = False
+        # a float sum's gathered values, by its canonical body: (buffer, extent), for the same values
+        # at the innermost level of the same row (a softmax's numerator: exp computed once)
+        self.gathered: dict[str, tuple[str, str]] = {}
+        self.last_gathered: tuple[str, str] | None = None
+        self.function_buffers: list[tuple[str, str, str]] = []  # (name, C type, length): per rows call
+        self.reuse_memo: dict[int, str | None] = {}
         self.loops: list[NumpyLoop] = []
         self.row_inputs: list[str] = []
         self.last_strides = {str(b.strides[-1]): name for name, b in buffers.items() if b.kind == "input" and b.shape}
@@ -177,6 +201,10 @@ class KernelWriter:
         """Assign `e` to a local (its operands are named already)."""
         if isinstance(e, Const):
             return
+        reused = self.reuse_of(e)
+        if reused is not None:
+            self.names[id(e)] = self.emit(c_type(e.dtype), reused, indent)
+            return
         if isinstance(e, Load):
             buf = self.buffers[e.buffer]
             text = f"p_{e.buffer}[{self.index(e.index)}]"
@@ -195,10 +223,9 @@ class KernelWriter:
             text = EMITTERS[e.name](args, [a.dtype for a in e.args], e.dtype)
             self.names[id(e)] = self.emit(c_type(e.dtype), text, indent)
             if self.checked:
-                self.lines.append(f"{indent}DYN_CHECK({len(self.ops)});")
-                self.ops.append(e.name)
+                self.check_after(e.name, e, indent)
         elif isinstance(e, Reduce):
-            self.reduction(e, indent)
+            self.reduce_once(e, indent)
         else:
             raise NotImplementedError(type(e).__name__)
 
@@ -212,9 +239,61 @@ class KernelWriter:
         self.lines.append(f"{indent}DYN_NP_CALL{len(args)}({loop.symbol}, {', '.join(args)}, {name});")
         self.names[id(e)] = name
         if self.checked:
-            self.lines.append(f"{indent}DYN_CHECK({len(self.ops)});")
-            self.ops.append(e.name)
+            self.check_after(e.name, e, indent)
 
+    def check_after(self, name: str, e: Expr, indent: str) -> None:
+        """The checked variant's flag test after op `e` (reported as NumPy's `name`)."""
+        self.lines.append(f"{indent}DYN_CHECK({len(self.ops)});")
+        self.ops.append(name)
+        self.op_keys.append(op_identity(e))
+
+    def reduce_once(self, r: Reduce, indent: str) -> None:
+        """A reduction, or the accumulator of the same one (up to its variables' names) computed at an
+        enclosing loop level of this row: a softmax's row max is found once, not per use."""
+        body = self.same_key(substitute(r.body, {r.var: _CANONICAL}))
+        key = (r.kind, str(r.dtype), str(r.extent), body)
+        if key in self.reduced:
+            self.names[id(r)] = self.reduced[key]
+            return
+        recording, self.recording = self.recording, False  # values inside are not in the level's scope
+        self.last_gathered = None
+        self.reduction(r, indent)
+        self.recording = recording
+        if recording:
+            self.reduced[key] = self.names[id(r)]
+            if self.last_gathered is not None:
+                self.gathered[body] = self.last_gathered
+
+    def without_reused(self, order: list[Expr]) -> list[Expr]:
+        """`order` less what only values read from a row's gathered sum values are made of."""
+        if not self.gathered:
+            return order
+        skip: set[int] = set()
+        for e in reversed(order):  # parents first
+            if id(e) not in skip and self.reuse_of(e) is not None:
+                inner = {id(d) for d in walk([e])[:-1]}
+                needed = {id(d) for p in order if id(p) not in skip and id(p) not in inner and p is not e
+                          for d in p.children()}
+                skip |= inner - needed
+        return [e for e in order if id(e) not in skip]
+
+    def same_key(self, e: Expr) -> str:
+        """`e` as text in which a reduction computed already is its accumulator's name."""
+        try:
+            return format_expr(e, lambda d: self.names.get(id(d)) if isinstance(d, Reduce) else None)
+        except RecursionError:
+            return f"#{id(e)}"
+
+    def reuse_of(self, e: Expr) -> str | None:
+        """C reading `e` from a row's gathered sum values (the same values along the innermost axis), or None."""
+        if not self.gathered or not isinstance(e, Op) or not self.xs or self.xs[-1] not in e.free:
+            return None
+        if id(e) not in self.reuse_memo:
+            x = self.xs[-1]
+            found = self.gathered.get(self.same_key(substitute(e, {x: _CANONICAL})))
+            same = found is not None and found[1] == str(self.extent[x])
+            self.reuse_memo[id(e)] = f"{found[0]}[{x.name}]" if same and found is not None else None
+        return self.reuse_memo[id(e)]
     def addressable(self, e: Expr, indent: str) -> str:
         """A local holding `e` (a constant gets one) whose address a NumPy loop can take."""
         if isinstance(e, Const):
@@ -223,7 +302,7 @@ class KernelWriter:
 
     def values_at(self, bound: set[sympy.Symbol], indent: str, roots: list[Expr] | None = None) -> None:
         """Every value (reachable from `roots`) computable with the index variables in `bound`."""
-        order = self.exprs if roots is None else walk(roots)
+        order = self.without_reused(self.exprs if roots is None else walk(roots))
         for e in order:
             if id(e) in self.names or isinstance(e, Const) or not e.free <= bound:
                 continue
@@ -360,6 +439,8 @@ class KernelWriter:
     def rows_function(self, name: str, unit: list[str]) -> list[str]:
         """The loops over rows [lo, hi) of the outermost axis; strides named in `unit` are 1."""
         self.names, self.count = {}, 0
+        self.reduced, self.recording = {}, True
+        self.gathered, self.reuse_memo, self.function_buffers = {}, {}, []
         saved = dict(self.index.name_of)
         for stride in unit:
             self.index.name_of[stride] = "INT64_C(1)"
@@ -394,7 +475,11 @@ class KernelWriter:
                 "    int fpflags = 0;", *self.prologue("    ", skip=set(unit))]
         if not self.xs:
             rows.append("    (void)lo; (void)hi;")
-        return rows + body + ["    *flp |= fpflags;", "}"]
+        for buf, t, n in self.function_buffers:  # float sums' values: one buffer per call, not per row
+            rows.append(f"    {t} *const {buf} = ({t} *)malloc((size_t)dyn_max_idx({n}, 1) * sizeof({t}));")
+            rows.append(f"    if ({buf} == NULL) abort();")
+        frees = [f"    free({buf});" for buf, _, _ in self.function_buffers]
+        return rows + body + frees + ["    *flp |= fpflags;", "}"]
 
     def write(self) -> KernelSource:
         k = self.k
@@ -410,7 +495,8 @@ class KernelWriter:
         if unit:
             rows += ["", *self.rows_function(f"{name}_rows_unit", [s for s, _, _ in unit])]
         src = "\n".join(head + rows + self.entry(name, unit)) + "\n"
-        return KernelSource(name, src, list(self.args), k.writes(), ops, list(dict.fromkeys(self.loops)),
+        return KernelSource(name, src, list(self.args), k.writes(), ops, list(self.op_keys[:len(ops)]),
+                            list(dict.fromkeys(self.loops)),
                             list(dict.fromkeys(self.row_inputs)))
 
     def entry(self, name: str, unit: list[tuple[str, int, int]]) -> list[str]:

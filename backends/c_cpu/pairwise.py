@@ -14,6 +14,7 @@ import numpy as np
 import sympy
 
 from ..kernel_ir import Load, Reduce, walk
+from ..kernel_ir.exprs import is_index_var
 from ..kernel_ir.values import is_symbolic
 from .emitters import c_type, literal
 from .tiles import NumpyLoop, TiledLevel
@@ -22,7 +23,7 @@ from .ufunc_loops import loop_symbol, numpy_loop
 if TYPE_CHECKING:
     from .codegen import KernelWriter
 
-STACK_VALUES = 2048  # a reduction of up to this many values gathers them on the stack, longer ones on the heap
+STACK_VALUES = 2048  # a sum whose length varies per row gathers up to this many values on the stack
 
 
 def pairwise_kind(r: Reduce) -> bool:
@@ -80,10 +81,15 @@ def write_sum(w: KernelWriter, r: Reduce, indent: str, acc: str) -> None:
     lines.append(f"{indent}{t} {acc} = {literal(0, r.dtype)};  /* NumPy's sum starts at its identity */")
     lines.append(f"{indent}{{")
     inner = indent + "    "
-    lines.append(f"{inner}{t} {buf}_stack[{STACK_VALUES}];")
-    lines.append(f"{inner}{t} *const {buf} = {extent} <= {STACK_VALUES} ? {buf}_stack : "
-                 f"({t} *)malloc((size_t){extent} * sizeof({t}));")
-    lines.append(f"{inner}if ({buf} == NULL) abort();")
+    per_call = not any(is_index_var(v) for v in sympy.sympify(r.extent).free_symbols)
+    if per_call:  # one buffer for every row of the call; the row's values stay readable after the sum
+        w.function_buffers.append((buf, t, extent))
+        w.last_gathered = (buf, str(r.extent))
+    else:
+        lines.append(f"{inner}{t} {buf}_stack[{STACK_VALUES}];")
+        lines.append(f"{inner}{t} *const {buf} = {extent} <= {STACK_VALUES} ? {buf}_stack : "
+                     f"({t} *)malloc((size_t){extent} * sizeof({t}));")
+        lines.append(f"{inner}if ({buf} == NULL) abort();")
     saved = dict(w.names)
     bound = set(r.free) | {r.var}
 
@@ -106,11 +112,11 @@ def write_sum(w: KernelWriter, r: Reduce, indent: str, acc: str) -> None:
     lines.append(f"{inner}    fpflags |= fetestexcept(DYN_FLAGS);")
     lines.append(f"{inner}    {loop.symbol}(args_, &n_, steps_, {loop.symbol}_data);")
     lines.append(f"{inner}}}")
-    lines.append(f"{inner}if ({buf} != {buf}_stack) free({buf});")
+    if not per_call:
+        lines.append(f"{inner}if ({buf} != {buf}_stack) free({buf});")
     lines.append(f"{indent}}}")
     if w.checked:  # NumPy names a reduction's flags after "reduce"
-        lines.append(f"{indent}DYN_CHECK({len(w.ops)});")
-        w.ops.append("reduce")
+        w.check_after("reduce", r, indent)
 
 
 def add_loop(w: KernelWriter, r: Reduce) -> NumpyLoop:

@@ -98,17 +98,19 @@ class FlagReporter:
         if set(kernel.reads()) & set(kernel.writes()):
             reports = self.attribute(ks.name, flags)
         else:
-            fn, ops = self.checked()[ks.name + "_checked"]
+            fn, ops, keys = self.checked()[ks.name + "_checked"]
             opflags = (ctypes.c_int * max(len(ops), 1))()
             held = [np.asarray(a) for a in arrays]
             args = (_DynArg * len(held))(*[_DynArg(a.ctypes.data, ctypes.cast(a.ctypes.shape, ctypes.c_void_p).value,
                                                    ctypes.cast(a.ctypes.strides, ctypes.c_void_p).value)
                                            for a in held])
             fn(args, opflags)
-            reports = []
-            for name, raised in zip(ops, opflags):
+            # a computation the kernel makes in two places (each inlined) is one op of the program
+            merged: dict[str, list[Any]] = {}
+            for name, key, raised in zip(ops, keys, opflags):
                 if raised:
-                    reports.append((name, raised))
+                    merged.setdefault(key, [name, 0])[1] |= raised
+            reports = [(name, raised) for name, raised in merged.values()]
             if not reports:
                 reports = self.attribute(ks.name, flags)
         report_fp(reports, self.fe_bits, stacklevel=4, seen=seen)

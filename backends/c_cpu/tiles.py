@@ -64,31 +64,37 @@ class TiledLevel:
             reach = e.children() if isinstance(e, Op) else walk([e])[:-1]
             self.deps[id(e)] = [d for d in reach if id(d) in ids]
             base = max((self.stage[id(d)] for d in self.deps[id(e)]), default=0)
-            self.stage[id(e)] = base + (1 if is_numpy_call(e) else 0)
+            self.stage[id(e)] = base + (1 if self.calls(e) else 0)
         self.last = max(self.stage.values(), default=0)
         outputs = roots if roots is not None else [s.value for s in writer.k.stores]
         self.stored = [v for v in outputs if id(v) in ids]
         self.buffered = self.buffered_values()
 
+    def calls(self, e: Expr) -> bool:
+        """Whether `e` is a NumPy call of this level (not values a row's sum gathered already)."""
+        return is_numpy_call(e) and self.w.reuse_of(e) is None
+
     @staticmethod
     def pending(writer: KernelWriter, bound: set[sympy.Symbol], roots: list[Expr] | None = None) -> list[Expr]:
-        return [e for e in (writer.exprs if roots is None else walk(roots))
-                if id(e) not in writer.names and not isinstance(e, Const) and e.free <= bound]
+        """The values to compute at this level, in order; a value a row's sum gathered is read, so
+        what it is made of is not computed again."""
+        order = writer.without_reused(walk(list(roots if roots is not None else [s.value for s in writer.k.stores])))
+        return [e for e in order if id(e) not in writer.names and not isinstance(e, Const) and e.free <= bound]
 
     @classmethod
     def wanted(cls, writer: KernelWriter, bound: set[sympy.Symbol], roots: list[Expr] | None = None) -> bool:
         """Whether values at this level call NumPy loops (else the plain loop is better)."""
-        return any(is_numpy_call(e) for e in cls.pending(writer, bound, roots))
+        return any(is_numpy_call(e) and writer.reuse_of(e) is None for e in cls.pending(writer, bound, roots))
 
     def read_in(self, p: int) -> list[Expr]:
         """Values pass p reads that an earlier pass or a NumPy call made."""
         found: dict[int, Expr] = {}
-        users = [e for e in self.values if self.stage[id(e)] == p and not is_numpy_call(e)]
+        users = [e for e in self.values if self.stage[id(e)] == p and not self.calls(e)]
         reads = [d for e in users for d in self.deps[id(e)]]
         if p == self.last:
             reads += self.stored
         for d in reads:
-            if self.stage[id(d)] < p or (is_numpy_call(d) and self.stage[id(d)] <= p):
+            if self.stage[id(d)] < p or (self.calls(d) and self.stage[id(d)] <= p):
                 found[id(d)] = d
         return list(found.values())
 
@@ -99,7 +105,7 @@ class TiledLevel:
             for d in self.read_in(p):
                 found[id(d)] = d
         for e in self.values:
-            if is_numpy_call(e):
+            if self.calls(e):
                 found[id(e)] = e
                 for a in e.children():
                     if id(a) in self.stage:
@@ -107,6 +113,11 @@ class TiledLevel:
         return [e for e in self.values if id(e) in found]
 
     def write(self, lo: str, hi: str, indent: str) -> None:
+        recording, self.w.recording = self.w.recording, False  # each pass is a scope of its own
+        self.write_tiles(lo, hi, indent)
+        self.w.recording = recording
+
+    def write_tiles(self, lo: str, hi: str, indent: str) -> None:
         w, x = self.w, self.x.name
         lines = w.lines
         lines.append(f"{indent}for (int64_t {x}_0 = {lo}; {x}_0 < {hi}; {x}_0 += DYN_TILE) {{")
@@ -115,12 +126,12 @@ class TiledLevel:
         self.declared: set[int] = set()
         self.decl_at = len(lines)  # the tile buffers are declared here, at the top of the tile's block
         for e in self.values:  # a NumPy call's result is named by its buffer
-            if is_numpy_call(e):
+            if self.calls(e):
                 w.names[id(e)] = f"t{w.count}"
                 w.count += 1
         for p in range(self.last + 1):
             for e in self.values:
-                if self.stage[id(e)] == p and isinstance(e, Op) and is_numpy_call(e):
+                if self.stage[id(e)] == p and isinstance(e, Op) and self.calls(e):
                     self.call(e, ind)
             self.run_pass(p, ind)
 
@@ -167,7 +178,7 @@ class TiledLevel:
             w.lines.append(f"{inner}const {c_type(d.dtype)} {w.names[id(d)]} = {self.buffer(d)}[{x}_j];")
         buffered = {id(e) for e in self.buffered}
         for e in self.values:
-            if self.stage[id(e)] != p or is_numpy_call(e):
+            if self.stage[id(e)] != p or self.calls(e):
                 continue
             w.value(e, inner)
             if id(e) in buffered:

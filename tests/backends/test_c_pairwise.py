@@ -98,6 +98,20 @@ def test_softmax_and_layer_norm_are_one_kernel():
     assert "np.add.reduce" in g.c_source
 
 
+def test_softmax_computes_exp_once_and_warns_once():
+    """The row max is found once, the numerator read from the sum's gathered values: one subtraction and
+    one exp per element, so 'invalid value encountered in subtract' comes once, as in NumPy."""
+    def softmax(x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    x = rows(5, 50, "f4")
+    x[1, 3], x[2, 5], x[3, :], x[4, :] = np.inf, -np.inf, 1e38, np.nan
+    g = fused(check(softmax, x))
+    unit = g.c_source[g.c_source.index("_rows_unit("):]
+    assert unit[:unit.index("\n}\n")].count("np.exp on the tile") == 1
+
+
 def test_other_layouts_run_the_numpy_backend():
     """Transposed, reversed: NumPy sums those rows in another order; strided rows keep the C kernel."""
     def f(x):
