@@ -271,9 +271,9 @@ def run_child(options: argparse.Namespace, short: str) -> dict:
 
 def format_table(rows: list[dict]) -> str:
     lines = [f"{'kernel':24} {'match':>9} {'plain':>10} {'compiled':>10} {'ratio':>6} {'compile':>8} "
-             f"{'first':>7} {'graphs':>6} {'breaks':>6} {'loops':>5} {'c':>10} {'c':>6} {'c':>5} {'C':>5}",
+             f"{'first':>7} {'graphs':>6} {'breaks':>6} {'loops':>5} {'c':>10} {'c':>6} {'c':>5} {'C':>5} {'c':>7}",
              f"{'':24} {'':>9} {'per call':>10} {'per call':>10} {'x':>6} {'ms':>8} {'call s':>7} {'':>6} {'':>6} "
-             f"{'':>5} {'per call':>10} {'x':>6} {'match':>5} {'loops':>5}"]
+             f"{'':>5} {'per call':>10} {'x':>6} {'match':>5} {'loops':>5} {'first s':>7}"]
     for row in rows:
         if "ratio" not in row:
             lines.append(f"{row['kernel']:24} {row['status']}")
@@ -303,7 +303,8 @@ def _c_columns(row: dict) -> str:
     if "c_ratio" not in row:
         return f" {row.get('c_status', '')[:40]:>10}" if "c_status" in row else ""
     match = "exact" if row["c_exact"] else f"{row['c_max_rel_error']:.0e}"
-    return f" {_duration(row['c_s']):>10} {row['c_ratio']:6.2f} {match:>5} {row.get('c_loops', 0):>5}"
+    return (f" {_duration(row['c_s']):>10} {row['c_ratio']:6.2f} {match:>5} {row.get('c_loops', 0):>5}"
+            f" {row.get('c_first_s', 0.0):7.2f}")
 
 
 def _duration(seconds: float) -> str:
@@ -337,7 +338,8 @@ def main() -> None:
           "tracing and backend time of all graphs (dynamo.explain); first call: the first compiled call (tracing "
           "included);\ngraphs/breaks: dynamo.explain's counts; loops: loops compiled into loop nodes (nested ones "
           "included);\nc: backend c (per call, ratio plain/c, match, C loops: loop nodes that ran as C loops, nested ones "
-          "included). Numba, the peer, is timed only where installed (not on this machine: no column).")
+          "included, first call s: its first call, tracing and C compiles included). Numba, the peer, is timed only "
+          "where installed (not on this machine: no column).")
     for row in rows:
         for text in row.get("differences", []):
             print(f"difference: {row['kernel']}: {text}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import operator
 import os
 import threading
 import time
@@ -38,14 +39,17 @@ __all__ = ["CBackend", "CCompilerUnavailable", "c_backend"]
 FE_BITS_SOURCE = "const int dyn_fe_bits[4] = {FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID};\n"
 
 
-def refuse(expr: Expr, last_strides: dict[str, str] | None = None) -> str | None:
+def refuse(expr: Expr, last_strides: dict[str, str] | None = None, blas: frozenset[str] = frozenset()) -> str | None:
     """Why an expression cannot be in a C kernel (None: it can, with NumPy's exact bits).
-    `last_strides`: each graph input's last stride symbol -> its name (float sums along it are exact)."""
+    `last_strides`: each graph input's last stride symbol -> its name (float sums along it are exact);
+    `blas`: the graph's matmul/dot nodes (NumPy sums their floats in BLAS's order, not pairwise)."""
     if isinstance(expr, Op):
         return refuse_op(expr.name, [a.dtype for a in expr.args], expr.dtype)
     if isinstance(expr, Reduce):
         if not supported_dtype(expr.dtype) or not supported_dtype(expr.body.dtype):
             return f"dtype {expr.dtype} has no C kernel support"
+        if expr.kind == "sum" and expr.dtype.kind == "f" and expr.origin in blas:
+            return "a float matmul keeps BLAS's summation order as NumPy code"
         if expr.kind == "sum" and expr.dtype.kind == "f" and last_strides is not None:
             return refuse_sum(expr, last_strides)  # NumPy's add loop sums the rows (pairwise.py)
         if expr.kind in ("sum", "prod") and expr.dtype.kind == "f":
@@ -139,7 +143,9 @@ class CBackend:
         last_strides = {f"s_{node.name}_{np.ndim(x) - 1}": node.name
                         for node, x in zip([n for n in gm.graph.nodes if n.op == "placeholder"], example_inputs)
                         if isinstance(x, np.ndarray) and x.ndim}
-        program = lower_graph(gm, example_inputs, SUPPORTED_OPS, check=lambda e: refuse(e, last_strides))
+        blas = frozenset(n.name for n in gm.graph.nodes if n.target in (operator.matmul, np.matmul, np.dot)
+                         or (n.op == "call_method" and n.target == "dot"))
+        program = lower_graph(gm, example_inputs, SUPPORTED_OPS, check=lambda e: refuse(e, last_strides, blas))
         if log.isEnabledFor(logging.DEBUG):
             log.debug("[kernels]\n%s", program.describe())
         for node, reason in program.fallbacks:

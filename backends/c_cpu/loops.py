@@ -13,6 +13,7 @@ import numpy as np
 
 from ...fx_ir import ForLoop, GraphModule
 from ..kernel_ir import specialize
+from .blas import numpy_ddot
 from .loop_codegen import Refused, loop_source
 
 log = logging.getLogger("dynamo.output_code")
@@ -24,8 +25,13 @@ def signature(args: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 class CompiledBody:
-    """`run_body` of a ForLoop: the body compiled by `compile_graph` per argument signature (the body's
-    sizes may depend on the induction variable: each layout gets its own program, cached)."""
+    """`run_body` of a ForLoop: the body compiled by `compile_graph` per argument signature, for the
+    first MAX_LAYOUTS signatures; past them the body's own NumPy code (its graph's forward) runs.
+
+    Why: a body's arguments may change shape every iteration (a slice `A[i, :i]` computed by an outer
+    loop and captured by this one): one C compile per iteration took a symm-like nest 15 minutes."""
+
+    MAX_LAYOUTS = 2
 
     def __init__(self, body: GraphModule, compile_graph: Callable[[GraphModule, list[Any]], Any]) -> None:
         self.body = body
@@ -36,6 +42,8 @@ class CompiledBody:
         key = signature(args)
         program = self.programs.get(key)
         if program is None:
+            if len(self.programs) >= self.MAX_LAYOUTS:
+                return self.body.forward(*args)
             program = self.programs[key] = self.compile_graph(specialize(self.body, list(args)), list(args))
         return program(*args)
 
@@ -87,12 +95,17 @@ class NativeLoop:
         for name, position in zip(writer.array_names, writer.arrays):
             if name in writer.written and not values[position].flags.writeable:
                 return False  # NumPy raises at the store: the Python loop does it at the same point
-        if writer.ops and not warnings_only():
+        if (writer.ops or any(writer.vec.dots.values())) and not warnings_only():
             return False  # an errstate that raises or calls stops at the op: only the Python loop can
+        if writer.vec.used and not all(values[p].flags.aligned and all(s % 8 == 0 for s in values[p].strides)
+                                       for p in writer.arrays):
+            return False  # NumPy copies such arrays before a dot; slices assume whole float64 steps
         return True
 
     def run(self, writer: Any, address: int, start: int, stop: int, step: int, values: tuple[Any, ...]) -> tuple[Any, ...]:
-        ints = np.array([start, stop, step, *(values[p] for p in writer.int_slots)], dtype=np.int64)
+        ddot = numpy_ddot()
+        ints = np.array([start, stop, step, *(values[p] for p in writer.int_slots),
+                         ddot.address if ddot is not None else 0, 0, 0], dtype=np.int64)
         floats = np.array([*(values[p] for p in writer.float_slots), 0.0], dtype=np.float64)
         arrays = [values[p] for p in writer.arrays]
         mask = 3 | sum(1 << (2 + n) for n, name in enumerate(writer.array_names) if name in writer.written)
@@ -100,12 +113,19 @@ class NativeLoop:
 
         status = call_native_function()(address, mask, ints, floats, *arrays)
         self.native_runs += 1
-        if status & 3 == 1:
+        error = status & 7
+        if error == 1:
             raise IndexError(f"index {ints[0]} is out of bounds for axis {ints[1]} with size {ints[2]}")
-        if status & 3 == 2:
+        if error == 2:
             raise OverflowError("an int of the loop passed 64 bits inside backend c's C loop")
-        if status >> 2:
-            report_flags(status >> 2, writer.ops)
+        if error == 3:
+            raise ValueError(f"operands could not be broadcast together with shapes ({ints[0]},) ({ints[1]},)")
+        if error == 4:
+            raise MemoryError("backend c's C loop could not allocate a scratch vector")
+        for flags, ops in ((int(ints[writer.dot_slot + 1]), ["dot"]), (int(ints[writer.dot_slot + 2]), ["matmul"]),
+                           (status >> 3, writer.ops)):
+            if flags and ops:
+                report_flags(flags, ops)
         if len(range(start, stop, step)) == 0:
             return tuple(values[:self.loop.num_carried])
         results = []
@@ -142,8 +162,8 @@ def report_flags(flags: int, ops: list[str]) -> None:
                                                            FE_BITS["invalid"])):
         if not flags & bit or modes[category] != "warn":
             continue
-        op = next((o for o in ops if o == "divide"), ops[0]) if category == "divide" else ops[0]
-        warnings.warn(f"{label} encountered in scalar {op}", RuntimeWarning, stacklevel=4)
+        op = next((o for o in ops if o.endswith("divide")), ops[0]) if category == "divide" else ops[0]
+        warnings.warn(f"{label} encountered in {op}", RuntimeWarning, stacklevel=4)
 
 
 # glibc's x86-64 FE_* bits (MXCSR's); what fetestexcept returns in the generated loop

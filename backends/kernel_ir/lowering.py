@@ -407,8 +407,10 @@ class Lowerer:
             self.refresh_views(mutated, node)
         target = node.args[0] if node.args else None
         target_meta = node_meta(target) if isinstance(target, Node) else None
+        # a scalar's `/=` makes a new one; a target whose meta is unknown (a specialized loop body's
+        # `x[j] += s`, its index symbolic) may be one: the result is then not taken for the target
         if node.target in INPLACE_OPERATORS and isinstance(target, Node) and target in self.env \
-                and not (target_meta is not None and target_meta.scalar):  # a scalar's `/=` makes a new one
+                and target_meta is not None and not target_meta.scalar:
             # `a *= 2` run by NumPy returns `a` itself: later ops on the result act on a's memory
             # (the same root as a kernel-lowered in-place operator, so a later write lands there too)
             self.root[node] = self.root.get(target, target)
