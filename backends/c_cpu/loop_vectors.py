@@ -11,7 +11,7 @@ matmul call it, so its sum has NumPy's order and bits.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -156,6 +156,17 @@ class Broadcast:
 
 
 VECTORS = (View, Elementwise, Broadcast)
+
+
+def unit_strides(expr: Any) -> Any:
+    """The expression with every view's stride the constant 8 (C code for contiguous slices)."""
+    if isinstance(expr, View):
+        return replace(expr, stride="8")
+    if isinstance(expr, Elementwise):
+        return replace(expr, operands=tuple(unit_strides(o) for o in expr.operands))
+    if isinstance(expr, Broadcast):
+        return replace(expr, inner=unit_strides(expr.inner))
+    return expr
 
 
 def meta_shape(node: Any) -> Any:
@@ -322,29 +333,33 @@ class Vectors:
     def store_loop(self, target: View, rhs: Any, update: str | None) -> None:
         """target[e] = rhs[e] (or target[e] op rhs[e]) for every e: through a scratch buffer where rhs
         reads target's memory other than element for element, once where rhs has one element (NumPy
-        broadcasts it)."""
+        broadcasts it); a copy of the loop for unit strides lets the compiler vectorize it."""
         w = self.w
         e = w.var("e")
 
-        def combine(x: str) -> str:
-            return x if update is None else f"{target.at(e)} {update} {x}"
-
-        def fill(x: str) -> str:
-            return f"for (int64_t {e} = 0; {e} < {target.length}; {e}++) {target.at(e)} = {combine(x)};"
+        def fill(t: View, x: str) -> str:
+            value = x if update is None else f"{t.at(e)} {update} {x}"
+            return f"for (int64_t {e} = 0; {e} < {t.length}; {e}++) {t.at(e)} = {value};"
         if not isinstance(rhs, VECTORS):
-            w.lines.append(fill(f"(double)({rhs})"))
+            w.lines.append(fill(target, f"(double)({rhs})"))
         else:
             one = w.var("b")
             w.lines.append(f"if ({rhs.length} != {target.length} && {rhs.length} != 1) "
                            f"{{ ints[0] = {target.length}; ints[1] = {rhs.length}; goto shape; }}")
-            w.lines.append(f"if ({rhs.length} != {target.length}) {{ double {one} = {rhs.at('0')}; {fill(one)} }}")
+            w.lines.append(f"if ({rhs.length} != {target.length}) "
+                           f"{{ double {one} = {rhs.at('0')}; {fill(target, one)} }}")
+            views = list(dict.fromkeys(rhs.views()))
             hazard = " || ".join(f"dyn_hazard({target.data}, {target.stride}, {v.data}, {v.stride}, {target.length})"
-                                 for v in dict.fromkeys(rhs.views()))
+                                 for v in views)
+            unit = " && ".join(f"{v.stride} == 8" for v in dict.fromkeys([target, *views]))
             tmp = w.var("tmp")
-            w.lines.append(f"else if (!({hazard})) {{ {fill(rhs.at(e))} }} else {{")
+            w.lines.append(f"else if (!({hazard})) {{")
+            w.lines.append(f"    if ({unit}) {{ {fill(unit_strides(target), unit_strides(rhs).at(e))} }}")
+            w.lines.append(f"    else {{ {fill(target, rhs.at(e))} }}")
+            w.lines.append("} else {")
             w.lines.append(f"    double *{tmp} = malloc(({target.length} + 1) * 8); if (!{tmp}) goto nomem;")
             w.lines.append(f"    for (int64_t {e} = 0; {e} < {target.length}; {e}++) {tmp}[{e}] = {rhs.at(e)};")
-            w.lines.append(f"    {fill(f'{tmp}[{e}]')}")
+            w.lines.append(f"    {fill(target, f'{tmp}[{e}]')}")
             w.lines.append(f"    free({tmp});\n}}")
         w.wrote(target.base)
         self.epoch += 1
