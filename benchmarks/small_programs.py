@@ -97,6 +97,48 @@ def gray_scott(np):
     return gs_step, drive
 
 
+GRAY_SCOTT_GLOBALS = """
+n = 128
+U, V = np.ones((n, n)), np.zeros((n, n))
+u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]
+Du, Dv, F, k = 0.16, 0.08, 0.035, 0.065
+
+
+def laplacian(Z):
+    return Z[:-2, 1:-1] + Z[2:, 1:-1] + Z[1:-1, :-2] + Z[1:-1, 2:] - 4 * Z[1:-1, 1:-1]
+
+
+def update(steps):
+    global u, v
+    for _ in range(steps):
+        uvv = u * v * v
+        u += Du * laplacian(U) - uvv + F * (1 - u)
+        v += Dv * laplacian(V) + uvv - (F + k) * v
+"""
+
+
+def gray_scott_globals(np):
+    """Gray-Scott as demos write it: U, V and their interior views u, v are globals written in place."""
+    namespace = {"np": np}
+    exec(compile(GRAY_SCOTT_GLOBALS, "<gray_scott_globals>", "exec"), namespace)
+    U, V = namespace["U"], namespace["V"]
+    rng = np.random.default_rng(8)
+    U -= 0.02 * rng.random(U.shape)
+    V += 0.02 * rng.random(V.shape)
+    U[56:72, 56:72], V[56:72, 56:72] = 0.5, 0.25
+    start = (U.copy(), V.copy())
+    state = {"t": 0}
+
+    def drive(fn):
+        state["t"] += 1
+        if state["t"] % 50 == 0:  # start over now and then: values stay in range
+            U[...], V[...] = start
+        fn(4)
+        return U
+
+    return namespace["update"], drive
+
+
 def particles(np):
     """Particles of a small vector class moved by a force field, one step per call."""
     class Vec:
@@ -211,8 +253,8 @@ def mouse_follow(np):
     return follow, drive
 
 
-PROGRAMS = [game_of_life, mandelbrot, gray_scott, particles, nested_helper, safe_log_stats, coarse_grain,
-            mouse_follow]
+PROGRAMS = [game_of_life, mandelbrot, gray_scott, gray_scott_globals, particles, nested_helper, safe_log_stats,
+            coarse_grain, mouse_follow]
 
 
 # ---- measuring --------------------------------------------------------------------------------------

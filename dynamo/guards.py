@@ -26,6 +26,7 @@ class GuardKind(enum.Enum):
     SAME_AS = "same_as"  # value: another Source that must be the very same object (aliasing relied on)
     DISTINCT_FROM = "distinct_from"  # value: another Source that must be a different object
     NO_OVERLAP = "no_overlap"  # value: NoOverlap(other source): two arrays that share no memory
+    VIEW_OF = "view_of"  # value: input_views.ViewOf(other source, ...): the array is that slice of other
     # value: shapes.guards.SizeEntry, one relation of the dynamic sizes; all of an entry's
     # relations are checked by one generated predicate over the arrays' shapes (call_many)
     SIZES = "sizes"
@@ -55,7 +56,7 @@ class Guard:
             return f"{name} is {_describe(self.value)}"
         if self.kind is GuardKind.LEN_IS:
             return f"len({name}) == {self.value}"
-        if self.kind in (GuardKind.CALL, GuardKind.NO_OVERLAP, GuardKind.SIZES):
+        if self.kind in (GuardKind.CALL, GuardKind.NO_OVERLAP, GuardKind.SIZES, GuardKind.VIEW_OF):
             return self.value.describe(name)
         if self.kind in _RELATIONS:
             return f"{name} {'is' if self.kind is GuardKind.SAME_AS else 'is not'} {self.value.name()}"
@@ -418,6 +419,8 @@ class _ProgramBuilder:
         else:
             self.emit(guard, "call_many", _no_shared_memory, (a, b))
 
+    def lower_view_of(self, guard: Guard) -> None:
+        self.emit(guard, "call_many", guard.value, (self.load(guard.source), self.load(guard.value.other)))
 
     def lower_sizes(self, guard: Guard) -> None:
         """The first entry emits the checks of them all: one C `sizes` instruction per relation
@@ -442,6 +445,7 @@ _LOWERINGS: dict[GuardKind, Callable[[_ProgramBuilder, Guard], None]] = {
     GuardKind.SAME_AS: _ProgramBuilder.lower_relation,
     GuardKind.DISTINCT_FROM: _ProgramBuilder.lower_relation,
     GuardKind.NO_OVERLAP: _ProgramBuilder.lower_no_overlap,
+    GuardKind.VIEW_OF: _ProgramBuilder.lower_view_of,
 }
 
 

@@ -68,6 +68,7 @@ class OutputGraph:
         self.loops = LoopRecords()
         self.guards = GuardSet()
         self.inputs: dict[Source, GraphInput] = {}
+        self.input_views: dict[Source, ArrayVariable] = {}  # arrays the graph makes as views of inputs
         self.numpy = NumpyOps(self)
         self.builder = VariableBuilder(self)
         self.side_effects = SideEffects()
@@ -101,7 +102,12 @@ class OutputGraph:
             known = self.inputs[source].variable
             assert isinstance(known, ArrayVariable)  # a source holds one kind of value
             return known
+        if source in self.input_views:
+            return self.input_views[source]
         self.guard(source, GuardKind.TYPE_IS, type(value))
+        view = self._view_of_input(source, value)
+        if view is not None:
+            return view
         from .device_arrays import device_of, entry_of
         from .sources import AttrSource
 
@@ -136,7 +142,65 @@ class OutputGraph:
                              array_library=device_type.library)
         variable = ArrayVariable(node, meta, source=source)
         self.inputs[source] = GraphInput(source, value, variable)
+        self._adopt_views(source, value, variable)
         return variable
+
+    def _view_of_input(self, source: Source, value: Any) -> ArrayVariable | None:
+        """An array that is a slice of an input array of static shape (`u = U[1:-1, 1:-1]` kept
+        in a global) is made by the graph from that input, not taken as an input of its own: a write
+        into either is then a write into the one array the graph knows, as in NumPy. None otherwise."""
+        from .input_views import ViewOf, basic_index_of
+        from .sources import AttrSource
+
+        if type(value) is not np.ndarray:
+            return None
+        for other_source, graph_input in self.inputs.items():
+            base, variable = graph_input.value, graph_input.variable
+            if type(base) is not np.ndarray or other_source in self.shape_env.arrays:
+                continue
+            if not isinstance(variable, ArrayVariable) or not np.may_share_memory(base, value):
+                continue
+            index = basic_index_of(base, value)
+            if index is None:
+                continue
+            self.guard(AttrSource(source, "dtype"), GuardKind.EQUALS, value.dtype)
+            self.guard(source, GuardKind.VIEW_OF, ViewOf.of(other_source, base, value, index))
+            meta = TensorMeta.from_value(value)
+            with self.root_graph.inserting_before(self._first_non_placeholder()):
+                node = self.root_graph.create_node("call_function", operator.getitem, (variable.node, index), {})
+            node.meta["val"] = meta
+            view = ArrayVariable(node, meta, bases=variable.bases, source=source)
+            self.input_views[source] = view
+            return view
+        return None
+
+    def _adopt_views(self, source: Source, value: Any, variable: ArrayVariable) -> None:
+        """Inputs taken before `value` that are slices of it (`u` read before `U`) become views the
+        graph makes from it: their placeholders are replaced where the trace used them."""
+        from .input_views import ViewOf, basic_index_of
+
+        if type(value) is not np.ndarray or source in self.shape_env.arrays:
+            return
+        for other_source, graph_input in list(self.inputs.items()):
+            other, other_variable = graph_input.value, graph_input.variable
+            if other_source == source or type(other) is not np.ndarray or other_source in self.shape_env.arrays:
+                continue
+            if not isinstance(other_variable, ArrayVariable) or other_variable.node.op != "placeholder":
+                continue
+            index = basic_index_of(value, other) if np.may_share_memory(value, other) else None
+            if index is None:
+                continue
+            self.guard(other_source, GuardKind.VIEW_OF, ViewOf.of(source, value, other, index))
+            placeholder = other_variable.node
+            with self.root_graph.inserting_before(self._first_non_placeholder()):
+                node = self.root_graph.create_node("call_function", operator.getitem, (variable.node, index), {})
+            node.meta["val"] = placeholder.meta["val"]
+            placeholder.replace_all_uses_with(node)
+            self.root_graph.erase_node(placeholder)
+            other_variable.node, other_variable.bases = node, variable.bases
+            del self.inputs[other_source]
+            self.input_views[other_source] = other_variable
+            self.numpy.memory.replaced(other_source, source)
 
     def add_int_input(self, source: Source, symbol: Any) -> Any:
         """The placeholder of a dynamic int argument, made when the graph first uses its value."""

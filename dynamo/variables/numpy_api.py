@@ -280,6 +280,14 @@ class NumpyOps:
         if effects.mutates:
             node.meta["impure"] = True
         bases = _result_bases(args, kwargs, effects.view_of)
+        from .arrays import ArrayVariable
+
+        written = args[0] if args else None
+        if (effects.view_of == 0 and effects.mutates == (0,) and isinstance(written, ArrayVariable)
+                and written.source in self.output.input_views and isinstance(result_meta, TensorMeta)):
+            # `u += x` on a view the graph makes of another input: NumPy's result is the program's
+            # own object, which the graph's view is not (a global stored back keeps its identity)
+            return ArrayVariable(node, result_meta, bases=bases, source=written.source)
         return self.wrap_result(node, result_meta, bases)
 
     def _infer(self, op: Any, meta_args: list[Any], meta_kwargs: dict[str, Any], label: str) -> Any:
@@ -326,14 +334,26 @@ class InputMemory:
         self.writes: list[Source] = []
 
     def written(self, sources: frozenset) -> None:
-        for source in sorted(sources, key=lambda s: s.name()):
+        views = self.output.input_views  # a view the graph makes of an input writes that input
+        roots = frozenset(base for source in sources for base in (views[source].bases if source in views else [source]))
+        for source in sorted(roots, key=lambda s: s.name()):
             if source not in self.writes:
                 for other in self._inputs():
                     self._guard_apart(source, other)
                 self.writes.append(source)
 
+    def replaced(self, view: Source, base: Source) -> None:
+        """The input at `view` became a view the graph makes of the input at `base`: a write into
+        it so far is a write into base, which must then share no memory with the other inputs."""
+        if view in self.writes:
+            self.writes.remove(view)
+            self.written(frozenset([base]))
+
     def added(self, source: Source) -> None:
-        """A new input array: it must not overlap any input written so far."""
+        """A new input array: it must not overlap any input written so far (a view the graph makes
+        of an input is no input of its own: its writes are its base's)."""
+        if source in self.output.input_views:
+            return
         for written in self.writes:
             self._guard_apart(written, source)
 
