@@ -110,6 +110,9 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
             breaks = [reason]
             break
         except Unsupported as error:
+            if tx.open_withs:  # a break inside a captured np.errstate block: that block runs in Python
+                loops.plain_withs.add(tx.open_withs[0][0])
+                continue
             peeled = peeled_loop_broken(tx, error)
             if peeled is not None:  # its first iteration breaks the graph: that loop runs as before
                 loops.rejected[peeled.key] = peeled.rejected

@@ -71,6 +71,15 @@ class EffectOrder:
     def before_op(self, op: Any, meta_args: list[Any], meta_kwargs: dict[str, Any], writes: bool,
                   label: str) -> None:
         effects_pending = bool(self.output.side_effects)
+        if self.output.errstate:  # inside captured np.errstate blocks: whether it raises is theirs to say
+            from .variables.errstate import applied
+
+            with applied(self.output.errstate):
+                return self._before_op(op, meta_args, meta_kwargs, writes, label, effects_pending)
+        return self._before_op(op, meta_args, meta_kwargs, writes, label, effects_pending)
+
+    def _before_op(self, op: Any, meta_args: list[Any], meta_kwargs: dict[str, Any], writes: bool, label: str,
+                   effects_pending: bool) -> None:
         if writes and self.raising_after_effects:
             unsupported(Category.SIDE_EFFECT, f"{label} writes an array after an operation that may raise "
                         "once side effects are due; the graph ends before it so that they happen in order")

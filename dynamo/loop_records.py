@@ -64,6 +64,8 @@ class LoopRecords:
     peeled: set[LoopKey] = field(default_factory=set)  # loops captured after their first iteration
     encounters: dict[tuple[types.CodeType, int], int] = field(default_factory=dict)
     depth: int = 0  # loop bodies being traced right now
+    # np.errstate blocks (code, index of BEFORE_WITH) that broke the graph inside: run in Python on retraces
+    plain_withs: set[tuple[types.CodeType, int]] = field(default_factory=set)
 
     def key(self, code: types.CodeType, index: int) -> LoopKey:
         count = self.encounters.get((code, index), 0)
@@ -72,7 +74,7 @@ class LoopRecords:
 
     def next_trace(self) -> LoopRecords:
         """The records a retrace of the same frame starts with: the rejections carry over."""
-        return LoopRecords(rejected=self.rejected, peeled=self.peeled)
+        return LoopRecords(rejected=self.rejected, peeled=self.peeled, plain_withs=self.plain_withs)
 
     def report(self) -> list[str]:
         return [c.describe() for c in self.captured] + [r.describe() for r in self.rejected.values()]

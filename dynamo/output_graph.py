@@ -68,6 +68,8 @@ class OutputGraph:
         self.loops = LoopRecords()
         self.guards = GuardSet()
         self.inputs: dict[Source, GraphInput] = {}
+        self.current_globals: dict = f_globals  # of the function whose instruction is traced now
+        self.errstate: list[Any] = []  # settings of the np.errstate blocks open while tracing, outermost first
         self.input_views: dict[Source, ArrayVariable] = {}  # arrays the graph makes as views of inputs
         self.numpy = NumpyOps(self)
         self.builder = VariableBuilder(self)

@@ -18,6 +18,7 @@ from .translator.core import InstructionTranslatorBase, LazyVariable
 from .translator.load_store import LoadStoreMixin
 from .translator.operators import OperatorsMixin
 from .translator.patterns import PatternMatchingMixin
+from .translator.with_blocks import WithBlocksMixin
 from .variables.base import VariableTracker
 from .variables.dicts import ConstDictVariable
 from .variables.iterators import GeneratorVariable
@@ -28,7 +29,7 @@ _UNTRACEABLE_FLAGS = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect
 
 
 class TranslatorBase(LoadStoreMixin, OperatorsMixin, CallsMixin, ContainersMixin, ControlFlowMixin,
-                     PatternMatchingMixin, InstructionTranslatorBase):
+                     PatternMatchingMixin, WithBlocksMixin, InstructionTranslatorBase):
     """Everything both translators share: the opcode families and inlining of calls."""
 
     closure: list[VariableTracker]  # the free variables' CellVariables, copied into the locals by COPY_FREE_VARS

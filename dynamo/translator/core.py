@@ -94,6 +94,9 @@ class InstructionTranslatorBase:
         self.current: Instr | None = None
         self.kw_names: tuple[str, ...] = ()
         self.depth: int = 0 if parent is None else parent.depth + 1
+        # captured with blocks (np.errstate) open now, innermost last: ((code, index of BEFORE_WITH),
+        # the block's exception handler); the instructions that handler covers are traced
+        self.open_withs: list[tuple[tuple[types.CodeType, int], int]] = []
 
     # ---- the loop ------------------------------------------------------------------------------------------
     def run(self) -> VariableTracker:
@@ -121,7 +124,7 @@ class InstructionTranslatorBase:
             raise BreakHere()
         self.steps += 1
         inst = self.current = self.instructions[self.ip]
-        if self.ip in self.facts.in_user_region:
+        if self.ip in self.facts.in_user_region and not self._in_open_with(self.ip):
             error = Unsupported(Category.UNSUPPORTED_OPCODE,
                                 "code inside try/except and with blocks runs in Python, so that "
                                 "exceptions reach their handlers",
@@ -134,6 +137,7 @@ class InstructionTranslatorBase:
         self.output.count_instruction()
         if inst.lineno is not None:
             self.output.current_location = SourceLocation(self.code.co_filename, inst.lineno, self.code.co_name)
+        self.output.current_globals = self.f_globals
         handler = self.dispatch_table.get(inst.name)
         try:
             if handler is None:
@@ -143,6 +147,10 @@ class InstructionTranslatorBase:
         except Unsupported as error:
             self._annotate(error)
             raise
+
+    def _in_open_with(self, index: int) -> bool:
+        handler = self.facts.handler.get(index)
+        return any(handler == open_handler for _, open_handler in self.open_withs)
 
     def _annotate(self, error: Unsupported) -> None:
         """Attach where this translator was: the user's location (innermost first), the inlining
@@ -216,7 +224,7 @@ def supported_opcodes() -> frozenset[str]:
 _FEATURES = {
     **dict.fromkeys(("PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH", "CHECK_EG_MATCH", "RERAISE",
                      "PREP_RERAISE_STAR", "CALL_INTRINSIC_2"), "try/except"),
-    **dict.fromkeys(("BEFORE_WITH", "WITH_EXCEPT_START"), "a with block"),
+    "WITH_EXCEPT_START": "a with block",
     **dict.fromkeys(("GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_FOR", "BEFORE_ASYNC_WITH",
                      "ASYNC_GEN_WRAP", "CLEANUP_THROW"), "async code"),
     **dict.fromkeys(("SEND", "END_SEND", "GET_YIELD_FROM_ITER"), "yield from"),

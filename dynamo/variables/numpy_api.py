@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
+from .. import _C
 from ..device_arrays import DeviceArrayType, device_of, dispatches_to_device, entry_of, is_device_array
 from ..effect_order import EffectOrder
 from ..exc import Category, unsupported
@@ -213,6 +214,10 @@ class NumpyOps:
         label = name or str(getattr(fn, "__name__", repr(fn)))
         if op is not None:
             return self._record(op, "call_function", fn, args, kwargs, label)
+        if fn is np.errstate:  # a with statement's context manager (translator/with_blocks.py)
+            from .errstate import make_errstate
+
+            return make_errstate(args, kwargs)
         if _is_conversion(fn) and _holds_array([*args, *kwargs.values()]):
             culprit = next(a for a in [*args, *kwargs.values()] if _holds_array([a]))
             unsupported(Category.DATA_DEPENDENT_VALUE, f"{label}() of {culprit.describe()} needs its value",
@@ -275,6 +280,8 @@ class NumpyOps:
             self.memory.written(array_bases([_argument(args, kwargs, ref)]))
         graph_args = tuple(graph_argument(a) for a in args)
         graph_kwargs = {k: graph_argument(v) for k, v in kwargs.items()}
+        if self.output.errstate and not device and op.kind not in _NO_FLOATING_POINT_ERRORS:
+            kind, target = "call_function", self._under_errstate(kind, target, bool(effects.mutates), label)
         node = self.output.create_node(kind, target, graph_args, graph_kwargs, result_meta)
         node.meta.update(device)
         if effects.mutates:
@@ -289,6 +296,21 @@ class NumpyOps:
             # own object, which the graph's view is not (a global stored back keeps its identity)
             return ArrayVariable(node, result_meta, bases=bases, source=written.source)
         return self.wrap_result(node, result_meta, bases)
+
+    def _under_errstate(self, kind: str, target: Any, writes: bool, label: str) -> Any:
+        """The target of an op recorded inside captured np.errstate blocks: it runs under their
+        settings. Such an op is opaque to the backends, which then keep no write of it in order."""
+        from ..fx_ir.errstate_call import UnderErrstate
+
+        if writes:
+            unsupported(Category.SIDE_EFFECT, f"{label} writes an array inside an np.errstate block",
+                        "the block runs in Python; compute into a new array inside the block instead")
+        location = self.output.current_location
+        where = None if location is None else (location.filename, location.lineno)
+        wrapper = UnderErrstate(target, kind == "call_method", tuple(self.output.errstate), where,
+                                self.output.current_globals)
+        _C.mark_skip(wrapper.run.__code__)  # its frame says the user's file and line: never one to compile
+        return wrapper
 
     def _infer(self, op: Any, meta_args: list[Any], meta_kwargs: dict[str, Any], label: str) -> Any:
         try:
@@ -321,6 +343,10 @@ class NumpyOps:
                     items.append(self.output.size_value(item_meta))
             return ListVariable(items) if isinstance(meta, list) else TupleVariable(items)
         return self.output.size_value(meta)
+
+
+# ops that never raise a floating-point error: inside an np.errstate block they stay as they are
+_NO_FLOATING_POINT_ERRORS = frozenset({registry.OpKind.VIEW, registry.OpKind.INDEXING, registry.OpKind.METADATA})
 
 
 class InputMemory:
