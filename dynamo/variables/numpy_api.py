@@ -291,9 +291,10 @@ class NumpyOps:
 
         written = args[0] if args else None
         if (effects.view_of == 0 and effects.mutates == (0,) and isinstance(written, ArrayVariable)
-                and written.source in self.output.input_views and isinstance(result_meta, TensorMeta)):
-            # `u += x` on a view the graph makes of another input: NumPy's result is the program's
-            # own object, which the graph's view is not (a global stored back keeps its identity)
+                and written.source is not None and isinstance(result_meta, TensorMeta)):
+            # `u += x` on an array of the program's: NumPy's result is that very object, which a
+            # view the graph makes of another input is not (input_views: a global stored back keeps
+            # its identity, also when the input becomes such a view after this op)
             return ArrayVariable(node, result_meta, bases=bases, source=written.source)
         return self.wrap_result(node, result_meta, bases)
 

@@ -165,3 +165,31 @@ def test_a_view_of_another_layout_is_not_a_slice():
         np.testing.assert_array_equal(result, expected)
         np.testing.assert_array_equal(x_jitted, x_plain)
         dynamo.reset()
+
+
+WRITE_BEFORE_BASE = '''
+import numpy as np
+
+U = np.arange(12.0).reshape(3, 4)
+u = U[1:, 1:]
+
+
+def f():
+    global u
+    u += 1.0  # written while it is still an input of its own; U, read next, then makes it
+    return U.sum()
+'''
+
+
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
+def test_a_global_written_before_its_base_is_read_keeps_its_object(backend):
+    plain, jitted = {}, {}
+    for namespace in (plain, jitted):
+        exec(compile(WRITE_BEFORE_BASE, "<write_before_base>", "exec"), namespace)
+    u_object = jitted["u"]
+    compiled = dynamo.compile(jitted["f"], backend=backend)
+    for _ in range(2):
+        assert compiled() == plain["f"]()
+        assert jitted["u"] is u_object
+        np.testing.assert_array_equal(jitted["U"], plain["U"])
+    assert graph_breaks(compiled) == [] and len(compiled_frames(compiled)) == 1
