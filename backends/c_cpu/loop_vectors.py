@@ -331,9 +331,10 @@ class Vectors:
         return [Broadcast(o, n) if isinstance(o, VECTORS) else o for o in operands]
 
     def store_loop(self, target: View, rhs: Any, update: str | None) -> None:
-        """target[e] = rhs[e] (or target[e] op rhs[e]) for every e: through a scratch buffer where rhs
-        reads target's memory other than element for element, once where rhs has one element (NumPy
-        broadcasts it); a copy of the loop for unit strides lets the compiler vectorize it."""
+        """target[e] = rhs[e] (or target[e] op rhs[e]) for every e. Where rhs reads target's memory
+        other than element for element, or has one element (NumPy broadcasts it), rhs goes through a
+        scratch vector first; else one pass, with a copy of the loop for unit strides that the compiler
+        vectorizes. (Each copy of the expression costs compile time: unrolled bodies hold many.)"""
         w = self.w
         e = w.var("e")
 
@@ -343,23 +344,20 @@ class Vectors:
         if not isinstance(rhs, VECTORS):
             w.lines.append(fill(target, f"(double)({rhs})"))
         else:
-            one = w.var("b")
             w.lines.append(f"if ({rhs.length} != {target.length} && {rhs.length} != 1) "
                            f"{{ ints[0] = {target.length}; ints[1] = {rhs.length}; goto shape; }}")
-            w.lines.append(f"if ({rhs.length} != {target.length}) "
-                           f"{{ double {one} = {rhs.at('0')}; {fill(target, one)} }}")
             views = list(dict.fromkeys(rhs.views()))
-            hazard = " || ".join(f"dyn_hazard({target.data}, {target.stride}, {v.data}, {v.stride}, {target.length})"
-                                 for v in views)
+            hazard = " || ".join([f"{rhs.length} != {target.length}"] + [
+                f"dyn_hazard({target.data}, {target.stride}, {v.data}, {v.stride}, {target.length})" for v in views])
             unit = " && ".join(f"{v.stride} == 8" for v in dict.fromkeys([target, *views]))
             tmp = w.var("tmp")
-            w.lines.append(f"else if (!({hazard})) {{")
+            w.lines.append(f"if (!({hazard})) {{")
             w.lines.append(f"    if ({unit}) {{ {fill(unit_strides(target), unit_strides(rhs).at(e))} }}")
             w.lines.append(f"    else {{ {fill(target, rhs.at(e))} }}")
             w.lines.append("} else {")
-            w.lines.append(f"    double *{tmp} = malloc(({target.length} + 1) * 8); if (!{tmp}) goto nomem;")
-            w.lines.append(f"    for (int64_t {e} = 0; {e} < {target.length}; {e}++) {tmp}[{e}] = {rhs.at(e)};")
-            w.lines.append(f"    {fill(target, f'{tmp}[{e}]')}")
+            w.lines.append(f"    double *{tmp} = malloc(({rhs.length} + 1) * 8); if (!{tmp}) goto nomem;")
+            w.lines.append(f"    for (int64_t {e} = 0; {e} < {rhs.length}; {e}++) {tmp}[{e}] = {rhs.at(e)};")
+            w.lines.append(f"    {fill(target, f'{tmp}[{rhs.length} == 1 ? 0 : {e}]')}")
             w.lines.append(f"    free({tmp});\n}}")
         w.wrote(target.base)
         self.epoch += 1

@@ -162,6 +162,17 @@ def test_dot_and_matmul_of_reversed_slices_sum_in_numpys_order():
     assert loops_of(rec)[-1] == (2, [0])
 
 
+def test_a_one_element_slice_broadcasts_into_a_growing_one():
+    def spread(a, y, n):
+        for i in range(n):
+            a[:i] += y[i:i + 1] * 2.0  # NumPy broadcasts the length-1 product over a[:i]
+            a[i + 1:] -= a[i:i + 1]  # reads an element of a itself, once, before the update
+        return a
+    rec = run_both(spread, [(rng.random(40), rng.random(40), 40), (rng.random(40), rng.random(40), 37),
+                            (rng.random(40), rng.random(40), 30)])
+    assert loops_of(rec) == [(2, [0])]  # the first call's 40 iterations unrolled
+
+
 def test_slice_of_a_view_argument_with_strides_and_an_out_of_range_stop():
     def scaled(A, x, n):
         for i in range(n):
