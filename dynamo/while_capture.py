@@ -46,7 +46,8 @@ def capture_while(tx: "Tx", inst: Instr, condition: Any, jump_when: bool) -> boo
         return False
     loop = _WhileCapture(tx, shape)
     try:
-        entry = trace_test(tx, shape, shape.head, [(condition, not jump_when)])
+        goes_on = jump_when if shape.at_bottom and tx.label_targets[inst.arg] == shape.head else not jump_when
+        entry = trace_test(tx, shape, shape.test_stop, [(condition, goes_on)])
         if isinstance(entry, ConstantVariable) and not entry.value:
             tx.ip = shape.exit_ip  # a later term known now ends the loop before its first iteration
             return True

@@ -45,6 +45,12 @@ class WhileShape:
     bottom_start: int  # the test at the bottom: [bottom_start, test_end)
     test_end: int
     exit_ip: int  # where the loop leaves to
+    at_bottom: bool = False  # the jump asked about is in the bottom test (the first iteration ran unrolled)
+
+    @property
+    def test_stop(self) -> int:
+        """Where the test holding the jump asked about ends."""
+        return self.test_end if self.at_bottom else self.head
 
 
 def is_graph_condition(value: VariableTracker) -> bool:
@@ -58,14 +64,18 @@ def is_graph_condition(value: VariableTracker) -> bool:
 
 
 def while_shape(tx: "Tx", jump_index: int) -> WhileShape | None:
-    """The `while` loop whose entry test holds the conditional jump at `jump_index`, or None when
-    that jump is no such test (an `if`, an `or` in the test, a loop written on one line)."""
+    """The `while` loop whose entry test (or bottom test, after a first iteration traced unrolled:
+    `udiff = 1; while udiff > tol:` where udiff becomes a NumPy float) holds the conditional jump at
+    `jump_index`, or None when that jump is no such test (an `if`, an `or` in the test, a loop
+    written on one line)."""
     instructions, targets = tx.instructions, tx.label_targets
     jump = instructions[jump_index]
     if jump.name not in _JUMPS_WHEN or not isinstance(jump.arg, Label):
         return None
     exit_ip = targets[jump.arg]
-    if exit_ip < 2 or exit_ip <= jump_index:
+    if exit_ip <= jump_index:  # 3.11's closing jump back: the loop leaves after it
+        exit_ip = jump_index + 1
+    if exit_ip < 2:
         return None
     closing = instructions[exit_ip - 1]
     if not isinstance(closing.arg, Label):
@@ -77,16 +87,17 @@ def while_shape(tx: "Tx", jump_index: int) -> WhileShape | None:
         test_end, extra = exit_ip - 1, 1  # 3.12+: the last term jumps to the exit, then a jump back
     else:
         return None
-    if not jump_index < head < exit_ip - 1:
+    if not head < exit_ip - 1:
         return None
     line = jump.lineno
     entry_start = head
     while entry_start > 0 and instructions[entry_start - 1].lineno == line:
         entry_start -= 1
-    if entry_start > jump_index:
-        return None
     bottom_start = exit_ip - (head - entry_start) - extra
     if bottom_start < head:
+        return None
+    at_bottom = bottom_start <= jump_index < test_end
+    if not (entry_start <= jump_index < head or at_bottom):
         return None
     for offset in range(head - entry_start):
         first, second = instructions[entry_start + offset], instructions[bottom_start + offset]
@@ -97,7 +108,7 @@ def while_shape(tx: "Tx", jump_index: int) -> WhileShape | None:
                 return None
         elif first.name != second.name or isinstance(first.arg, Label) or first.arg != second.arg:
             return None
-    return WhileShape(entry_start, head, bottom_start, test_end, exit_ip)
+    return WhileShape(entry_start, head, bottom_start, test_end, exit_ip, at_bottom)
 
 
 def trace_test(tx: "Tx", shape: WhileShape, end: int, terms: list[tuple[VariableTracker, bool]]) -> VariableTracker:

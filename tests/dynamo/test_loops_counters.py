@@ -189,3 +189,26 @@ def test_data_ints_whose_value_is_needed_are_not_captured(program, why):
     report = dynamo.explain(program, backend="numpy")(*make(40))
     assert report.loop_count == 0
     assert why in str(report), str(report)
+
+
+def count_then_break(A):
+    count = 0
+    for i in range(A.shape[0]):
+        count += int(A[i] > 0.5)
+    print(end="")  # a graph break: the count computed by the first graph reaches the rest
+    return count + 1
+
+
+def count_as_a_size(A):
+    count = 0
+    for i in range(A.shape[0]):
+        count += int(A[i] > 0.5)
+    return np.zeros(count).shape, count  # a size from data: the graph breaks there
+
+
+@pytest.mark.parametrize("program", [count_then_break, count_as_a_size])
+def test_a_data_int_after_its_loop_reaches_plain_python_code_exactly(program):
+    make = lambda n: (rng(n).random(n),)  # noqa: E731
+    compiled, counter = counted(program, make, [40, 51, 40])
+    assert loops_in(counter)[0] == 1
+    assert len(graph_breaks(compiled)) >= 1

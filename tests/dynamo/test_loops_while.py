@@ -255,3 +255,40 @@ def test_tests_that_cannot_be_one_condition_run_as_before(program, why):
     report = dynamo.explain(program, backend="numpy")(*copy.deepcopy(inputs[0]))
     assert report.loop_count == 0
     assert why is None or why in str(report)
+
+
+# ---- a test known for the first iteration: that iteration runs unrolled, the rest is the loop node ---------
+
+def diffuse_until_steady(u, tol):
+    change = 1  # a Python int: the test holds for the first iteration, then change is a NumPy float
+    steps = 0
+    while change > tol:
+        old = u.copy()
+        u[1:-1] = 0.5 * (old[2:] + old[:-2])
+        change = np.abs(u - old).max()
+        steps += 1
+    return steps
+
+
+def halve_from_a_python_float(x, tol, maxit):
+    r = 1.0
+    it = 0
+    while r > tol and it < maxit:
+        x = x * 0.5
+        r = np.abs(x).sum()
+        it += 1
+    return x, it
+
+
+@pytest.mark.parametrize("program,inputs", [
+    (diffuse_until_steady, [(np.linspace(0, 1, n) ** 2, 1e-4) for n in (12, 16, 20)]),
+    (halve_from_a_python_float, [(rng(s).random(8) * 9, 1e-2, budget) for s, budget in ((0, 100), (1, 3), (2, 1))]),
+])
+def test_a_loop_whose_first_test_is_known_is_captured_at_its_bottom_test(program, inputs):
+    check_calls(program, inputs)
+    check_calls(program, inputs, backend="eager")
+    dynamo.reset()
+    compiled, counter = compile_with_counter(program)
+    compiled(*copy.deepcopy(inputs[0]))
+    assert [count_loops(g.graph) for g in counter.graphs] == [1]
+    assert graph_breaks(compiled) == []
