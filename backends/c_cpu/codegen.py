@@ -315,11 +315,12 @@ class KernelWriter:
         acc = f"acc{self.count}"
         self.count += 1
         if pairwise_kind(r):
-            inputs = last_axis_inputs(r, self.last_strides)
-            if isinstance(inputs, str):
-                raise NotImplementedError(inputs)
-            self.row_inputs += inputs
-            write_sum(self, r, indent, acc)
+            if r.kind == "sum":
+                inputs = last_axis_inputs(r, self.last_strides)
+                if isinstance(inputs, str):
+                    raise NotImplementedError(inputs)
+                self.row_inputs += inputs
+            write_sum(self, r, indent, acc, self.identity(r))
             self.names[id(r)] = acc
             return
         extent = self.index(r.extent) if is_symbolic(r.extent) else f"INT64_C({int(r.extent)})"

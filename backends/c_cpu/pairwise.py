@@ -26,9 +26,16 @@ if TYPE_CHECKING:
 STACK_VALUES = 2048  # a sum whose length varies per row gathers up to this many values on the stack
 
 
+# the ufunc whose loop, in its reduce form, makes each float reduction NumPy's
+REDUCE_UFUNCS = {"sum": "add", "max": "maximum", "min": "minimum"}
+
+
 def pairwise_kind(r: Reduce) -> bool:
-    """Whether this reduction is a float sum (added by NumPy's loop, never by C's `+`)."""
-    return r.kind == "sum" and np.dtype(r.dtype).kind == "f"
+    """Whether this reduction runs NumPy's loop: a float sum (pairwise, never C's `+`), a float max or
+    min (NumPy's SIMD tree: its NaN and signed-zero choices, and no float compare that would keep
+    the kernel's loops from vectorizing)."""
+    return r.kind in REDUCE_UFUNCS and np.dtype(r.dtype).kind == "f" and np.dtype(r.dtype).itemsize in (4, 8) \
+        and np.dtype(r.body.dtype) == np.dtype(r.dtype)
 
 
 def last_axis_inputs(r: Reduce, last_strides: dict[str, str]) -> list[str] | str:
@@ -71,14 +78,19 @@ def layout_ok(a: Any) -> bool:
     return last > 0 and all(abs(s) >= last * n or n <= 1 for s, n in zip(strides[:-1], shape[:-1]))
 
 
-def write_sum(w: KernelWriter, r: Reduce, indent: str, acc: str) -> None:
-    """`acc` = NumPy's pairwise sum of the reduction's values, gathered in a buffer (tiles when the
-    values call NumPy's loops) and added by np.add's loop in its reduce form."""
+def write_sum(w: KernelWriter, r: Reduce, indent: str, acc: str, empty: str) -> None:
+    """`acc` = the reduction of its values, gathered in a buffer (tiles when the values call NumPy's
+    loops) and reduced by NumPy's loop in its reduce form: a sum from 0.0 (np.add's pairwise sum), a
+    max or min from the first value over the rest, as NumPy does for ufuncs without an identity.
+    `empty`: the value of an empty max or min."""
     t, var = c_type(r.dtype), r.var.name
     extent = w.index(r.extent) if is_symbolic(r.extent) else f"INT64_C({int(r.extent)})"
     buf = f"{acc}_values"
     lines = w.lines
-    lines.append(f"{indent}{t} {acc} = {literal(0, r.dtype)};  /* NumPy's sum starts at its identity */")
+    if r.kind == "sum":
+        lines.append(f"{indent}{t} {acc} = {literal(0, r.dtype)};  /* NumPy's sum starts at its identity */")
+    else:
+        lines.append(f"{indent}{t} {acc} = {empty};")
     lines.append(f"{indent}{{")
     inner = indent + "    "
     per_call = not any(is_index_var(v) for v in sympy.sympify(r.extent).free_symbols)
@@ -105,10 +117,16 @@ def write_sum(w: KernelWriter, r: Reduce, indent: str, acc: str) -> None:
         gather(inner + "    ")
         lines.append(f"{inner}}}")
     w.names = saved
-    loop = add_loop(w, r)
-    lines.append(f"{inner}if ({extent} > 0) {{  /* np.add.reduce: NumPy's pairwise sum */")
-    lines.append(f"{inner}    char *args_[3] = {{(char *)&{acc}, (char *){buf}, (char *)&{acc}}};")
-    lines.append(f"{inner}    const intptr_t n_ = (intptr_t){extent}, steps_[3] = {{0, sizeof({t}), 0}};")
+    loop = reduce_loop(w, r)
+    if r.kind == "sum":
+        lines.append(f"{inner}if ({extent} > 0) {{  /* np.add.reduce: NumPy's pairwise sum */")
+        lines.append(f"{inner}    char *args_[3] = {{(char *)&{acc}, (char *){buf}, (char *)&{acc}}};")
+        lines.append(f"{inner}    const intptr_t n_ = (intptr_t){extent}, steps_[3] = {{0, sizeof({t}), 0}};")
+    else:
+        lines.append(f"{inner}if ({extent} > 0) {acc} = {buf}[0];")
+        lines.append(f"{inner}if ({extent} > 1) {{  /* np.{loop.name}.reduce: the first value, then the rest */")
+        lines.append(f"{inner}    char *args_[3] = {{(char *)&{acc}, (char *)({buf} + 1), (char *)&{acc}}};")
+        lines.append(f"{inner}    const intptr_t n_ = (intptr_t){extent} - 1, steps_[3] = {{0, sizeof({t}), 0}};")
     lines.append(f"{inner}    fpflags |= fetestexcept(DYN_FLAGS);")
     lines.append(f"{inner}    {loop.symbol}(args_, &n_, steps_, {loop.symbol}_data);")
     lines.append(f"{inner}}}")
@@ -119,8 +137,8 @@ def write_sum(w: KernelWriter, r: Reduce, indent: str, acc: str) -> None:
         w.check_after("reduce", r, indent)
 
 
-def add_loop(w: KernelWriter, r: Reduce) -> NumpyLoop:
-    dt = np.dtype(r.dtype)
-    loop = NumpyLoop(loop_symbol("add", (dt, dt), dt), "add", (dt, dt), dt)
+def reduce_loop(w: KernelWriter, r: Reduce) -> NumpyLoop:
+    dt, name = np.dtype(r.dtype), REDUCE_UFUNCS[r.kind]
+    loop = NumpyLoop(loop_symbol(name, (dt, dt), dt), name, (dt, dt), dt)
     w.loops.append(loop)
     return loop

@@ -141,3 +141,23 @@ def test_nan_inf_and_overflow_warnings():
 
 def test_empty_rows():
     fused(check(lambda v: (v + 1.0).sum(axis=1), np.ones((4, 0))))
+
+
+@pytest.mark.parametrize("dtype", ["f8", "f4"])
+def test_max_min_run_numpys_loop(dtype):
+    """Float max/min along the last axis: NumPy's loop from the first value over the rest, its NaN and
+    signed-zero choices included (rows of ties between 0.0 and -0.0, NaN first, last, alone)."""
+    def extremes(x):
+        return x.max(axis=1), np.min(x, axis=-1), (x * 2.0).max(axis=0)
+
+    for m in (1, 2, 7, 16, 33, 300, 2050):
+        x = rows(8, m, dtype, seed=m)
+        x[0, :] = 0.0
+        x[0, ::2] = -0.0
+        x[1, :] = -0.0
+        x[1, -1] = 0.0
+        x[2, 0] = np.nan
+        x[3, -1] = np.nan
+        x[4, m // 2] = -np.inf
+        g = fused(check(extremes, x), kernels=None)
+        assert "np.maximum.reduce" in g.c_source and "np.minimum.reduce" in g.c_source
