@@ -484,26 +484,30 @@ class Lowerer:
         return found
 
     def memory_of(self, node: Node) -> set[str]:
+        # an in-place result run by NumPy (`u += x` of a view u) is its own host buffer and also the
+        # memory of its root: a later write through it writes what readers of the root's base read
+        root = self.root.get(node)
+        found = self.memory_of(root) if root is not None and root is not node else set()
         value = self.env.get(node)
         if not isinstance(value, TensorValue):
-            return set()
+            return found
         if value.buffer is not None:
-            return {value.buffer.name}
+            return found | {value.buffer.name}
         base = value.notes.get("view_of")
         if isinstance(base, Node):
-            return self.memory_of(base)
-        return set()
+            return found | self.memory_of(base)
+        return found
 
     def realize_readers(self, buffers: set[str], at: Node) -> None:
-        """Before `at` writes `buffers`, store every lazy value that reads them and is used later
-        (views excepted: they alias the memory and must see the write)."""
+        """Before `at` writes `buffers`, store every lazy value that reads them and is used by `at` or
+        later (views excepted: they alias the memory and must see the write)."""
         here = self.position[at]
         for node, value in list(self.env.items()):
             if not isinstance(value, TensorValue) or value.buffer is not None or "view_of" in value.notes:
                 continue
             if node in self.root:
                 continue  # an in-place result: its value is its root's
-            if not any(self.position.get(u, -1) > here for u in node.users) and node is not at:
+            if not any(self.position.get(u, -1) >= here for u in node.users) and node is not at:
                 continue
             xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
             if {ld.buffer for ld in loads([value.at(xs)])} & buffers:

@@ -386,3 +386,19 @@ def test_long_reductions_to_one_value_are_split_across_programs(monkeypatch):
     # not split: a reduction that reads another (one kernel, looped), and reductions along an axis
     check(lambda x: np.exp(x - x.max()).sum(), x, kernels=1, rtol=1e-10)
     check(lambda m: m.sum(axis=1), rng.standard_normal((4, n)), kernels=1, rtol=1e-10)
+
+
+def test_values_read_before_a_write_through_a_view_keep_the_old_contents():
+    def two_steps(U, V):
+        u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]
+        for _ in range(2):
+            uvv = u * v * v
+            u += 0.16 * (U[:-2, 1:-1] - 4 * u) - uvv
+            v += 0.08 * (V[:-2, 1:-1] - 4 * v) + uvv
+
+    U, V = rng.random((6, 6)), rng.random((6, 6))
+    plain_U, plain_V = U.copy(), V.copy()
+    two_steps(plain_U, plain_V)
+    dynamo.compile(two_steps, backend=Recorder())(U, V)
+    np.testing.assert_allclose(U, plain_U, rtol=1e-14)
+    np.testing.assert_allclose(V, plain_V, rtol=1e-14)
