@@ -168,12 +168,13 @@ class CBackend:
 
         def get() -> dict[str, Any]:
             if not made:
-                sources = [KernelWriter(k, program.buffers, sizes, checked=True).write() for k in program.kernels]
+                sources = [KernelWriter(k, program.buffers, sizes, checked=True, op_origins=program.op_origins).write()
+                           for k in program.kernels]
                 module, _ = self.load(module_source(sources, checked=True), tc, sources)
                 for s in sources:
                     fn = getattr(module.lib, s.name)
                     fn.restype = ctypes.c_int
-                    made[s.name] = (fn, s.ops, s.op_keys)
+                    made[s.name] = (fn, s.ops, s.op_keys, s.origins)
             return made
         return get
 

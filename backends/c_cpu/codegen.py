@@ -23,7 +23,8 @@ from .tiles import NumpyLoop, TiledLevel, numpy_loop_of
 @dataclass
 class KernelSource:
     """One kernel's C source. `args`: the buffers it takes, in order (`written`: those it stores to);
-    `ops`: the op names in the order the checked variant numbers them."""
+    `ops`: the op names in the order the checked variant numbers them; `origins`: for each, the graph
+    nodes (positions) that run it (empty: not known)."""
 
     name: str
     src: str
@@ -33,6 +34,7 @@ class KernelSource:
     op_keys: list[str] = field(default_factory=list)  # the same computation has the same key (op_identity)
     loops: list[NumpyLoop] = field(default_factory=list)  # NumPy loops its code calls
     row_inputs: list[str] = field(default_factory=list)  # inputs its float sums need rows of (pairwise.layout_ok)
+    origins: list[tuple[int, ...]] = field(default_factory=list)
 
 
 @dataclass
@@ -115,8 +117,10 @@ class KernelWriter:
     which op raised a floating-point flag, run only when the fast one raised some)."""
 
     def __init__(self, kernel: Kernel, buffers: dict[str, Buffer], sizes: dict[str, SizeSource],
-                 checked: bool = False) -> None:
+                 checked: bool = False, op_origins: dict[Expr, tuple[int, ...]] | None = None) -> None:
         self.k = kernel
+        self.op_origins = op_origins or {}
+        self.origins: list[tuple[int, ...]] = []
         self.buffers = buffers
         self.size_sources = sizes
         self.checked = checked
@@ -189,7 +193,8 @@ class KernelWriter:
     def emit(self, ctype: str, text: str, indent: str) -> str:
         name = f"t{self.count}"
         self.count += 1
-        self.lines.append(f"{indent}const {ctype} {name} = {text};")
+        # the checked variant's values are variables: DYN_CHECK pins each one between two barriers
+        self.lines.append(f"{indent}{'' if self.checked else 'const '}{ctype} {name} = {text};")
         return name
 
     def operand(self, e: Expr) -> str:
@@ -241,11 +246,13 @@ class KernelWriter:
         if self.checked:
             self.check_after(e.name, e, indent)
 
-    def check_after(self, name: str, e: Expr, indent: str) -> None:
-        """The checked variant's flag test after op `e` (reported as NumPy's `name`)."""
-        self.lines.append(f"{indent}DYN_CHECK({len(self.ops)});")
+    def check_after(self, name: str, e: Expr, indent: str, value: str | None = None) -> None:
+        """The checked variant's flag test after op `e` (reported as NumPy's `name`), whose result is the
+        local `value` (by default `e`'s), with the graph nodes that run it."""
+        self.lines.append(f"{indent}DYN_CHECK({len(self.ops)}, {value or self.names[id(e)]});")
         self.ops.append(name)
         self.op_keys.append(op_identity(e))
+        self.origins.append(self.op_origins.get(e, ()))
 
     def reduce_once(self, r: Reduce, indent: str) -> None:
         """A reduction, or the accumulator of the same one (up to its variables' names) computed at an
@@ -498,7 +505,7 @@ class KernelWriter:
         src = "\n".join(head + rows + self.entry(name, unit)) + "\n"
         return KernelSource(name, src, list(self.args), k.writes(), ops, list(self.op_keys[:len(ops)]),
                             list(dict.fromkeys(self.loops)),
-                            list(dict.fromkeys(self.row_inputs)))
+                            list(dict.fromkeys(self.row_inputs)), list(self.origins[:len(ops)]))
 
     def entry(self, name: str, unit: list[tuple[str, int, int]]) -> list[str]:
         """The exported function: sizes, an early return for empty work, threads when it pays, and the
@@ -569,6 +576,11 @@ CALL_MACROS = r"""
 """
 
 CHECK_MACRO = r"""
-#define DYN_CHECK(k) do { int f_ = fetestexcept(DYN_FLAGS) | fpflags; \
-    if (f_) { opflags[k] |= f_; fpflags = 0; feclearexcept(FE_ALL_EXCEPT); } } while (0)
+/* the op's value v is computed before the test and read after it: the compiler may otherwise move
+ * float arithmetic across the flag test (no FENV_ACCESS), and blame one op's flag on the op before
+ * (fuzz seed 1002594: 2.5 / (a + a) reported its division by zero as `add`'s) */
+#define DYN_CHECK(k, v) do { __asm__ volatile("" : "+m"(v) : : "memory"); \
+    int f_ = fetestexcept(DYN_FLAGS) | fpflags; \
+    if (f_) { opflags[k] |= f_; fpflags = 0; feclearexcept(FE_ALL_EXCEPT); } \
+    __asm__ volatile("" : "+m"(v) : : "memory"); } while (0)
 """

@@ -134,7 +134,7 @@ def write_sum(w: KernelWriter, r: Reduce, indent: str, acc: str, empty: str) -> 
         lines.append(f"{inner}if ({buf} != {buf}_stack) free({buf});")
     lines.append(f"{indent}}}")
     if w.checked:  # NumPy names a reduction's flags after "reduce"
-        w.check_after("reduce", r, indent)
+        w.check_after("reduce", r, indent, acc)
 
 
 def reduce_loop(w: KernelWriter, r: Reduce) -> NumpyLoop:

@@ -38,22 +38,27 @@ def call_native_function() -> Callable[..., int]:
     return module.call_native
 
 
-def report_fp(reports: list[tuple[str, int]], fe_bits: tuple[int, int, int, int], stacklevel: int,
-              seen: dict[tuple[str, str], int]) -> None:
-    """As NumPy does after each ufunc call: per (ufunc name, raised flags), per category in NumPy's
-    order, what np.errstate says: ignore, warn, raise, call, print or log. `seen` counts what earlier
-    kernels of this run reported: a value two kernels compute (each inlines it) is reported once."""
+def report_fp(reports: list[tuple[Any, ...]], fe_bits: tuple[int, int, int, int], stacklevel: int,
+              seen: dict[tuple[Any, ...], int]) -> None:
+    """As NumPy does after each ufunc call: per (ufunc name, raised flags[, graph node]), per category in
+    NumPy's order, what np.errstate says: ignore, warn, raise, call, print or log. `seen` counts what
+    earlier kernels of this run reported: a value two kernels compute (each inlines it) is reported once;
+    once per graph node where the report names it (identical nodes are one computation)."""
     modes: dict[str, object] = dict(np.geterr())
-    here: dict[tuple[str, str], int] = {}
-    for name, flags in reports:
+    here: dict[tuple[Any, ...], int] = {}
+    if reports and all(len(r) == 3 for r in reports):
+        reports = sorted(reports, key=lambda r: r[2])   # in the program's order, as NumPy runs them
+    for name, flags, *node in reports:
         for (category, label, numpy_bit), bit in zip(FP_CATEGORIES, fe_bits):
             if not flags & bit:
                 continue
-            key = (name, category)
+            key = (name, category, *node)
             here[key] = here.get(key, 0) + 1
             if here[key] <= seen.get(key, 0):
                 continue
             seen[key] = here[key]
+            if node:   # the op inlined elsewhere at other indices (its node not known there) counts it too
+                seen[(name, category)] = seen.get((name, category), 0) + 1
             mode = modes[category]
             message = f"{label} encountered in {name}"
             if mode == "ignore":
@@ -86,7 +91,7 @@ class FlagReporter:
         self.fe_bits = fe_bits
 
     def __call__(self, index: int, flags: int, arrays: tuple[Any, ...],
-                 seen: dict[tuple[str, str], int] | None) -> dict[tuple[str, str], int]:
+                 seen: dict[tuple[Any, ...], int] | None) -> dict[tuple[Any, ...], int]:
         seen = {} if seen is None else seen
         modes: dict[str, object] = dict(np.geterr())
         if all(modes[category] == "ignore" for (category, _, _), bit in zip(FP_CATEGORIES, self.fe_bits)
@@ -94,42 +99,60 @@ class FlagReporter:
             return seen  # nothing to say (underflow, NumPy's default 'ignore', or the caller's errstate)
         ks = self.kernels[index]
         kernel = self.program.kernels[index]
-        reports: list[tuple[str, int]]
+        reports: list[tuple[Any, ...]]
         if set(kernel.reads()) & set(kernel.writes()):
             reports = self.attribute(ks.name, flags)
         else:
-            fn, ops, keys = self.checked()[ks.name + "_checked"]
+            fn, ops, keys, origins = self.checked()[ks.name + "_checked"]
             opflags = (ctypes.c_int * max(len(ops), 1))()
             held = [np.asarray(a) for a in arrays]
-            args = (_DynArg * len(held))(*[_DynArg(a.ctypes.data, ctypes.cast(a.ctypes.shape, ctypes.c_void_p).value,
-                                                   ctypes.cast(a.ctypes.strides, ctypes.c_void_p).value)
-                                           for a in held])
+            # a.ctypes.shape and .strides are new ctypes arrays each time: kept alive through the call (an
+            # address taken of a temporary was freed memory by then, and the rerun read garbage strides)
+            dims = [(a.ctypes.shape, a.ctypes.strides) for a in held]
+            args = (_DynArg * len(held))(*[_DynArg(a.ctypes.data, ctypes.cast(shape, ctypes.c_void_p).value,
+                                                   ctypes.cast(strides, ctypes.c_void_p).value)
+                                           for a, (shape, strides) in zip(held, dims)])
             fn(args, opflags)
-            # a computation the kernel makes in two places (each inlined) is one op of the program
+            del dims
+            # a computation the kernel makes in two places (each inlined) is one op of the program, reported
+            # once per graph node whose op it is (fuzz seeds 1001769, 1002867: an op of an unrolled loop that
+            # warned three times in NumPy warned once)
             merged: dict[str, list[Any]] = {}
-            for name, key, raised in zip(ops, keys, opflags):
+            for name, key, raised, nodes in zip(ops, keys, opflags, origins):
                 if raised:
-                    merged.setdefault(key, [name, 0])[1] |= raised
-            reports = [(name, raised) for name, raised in merged.values()]
+                    entry = merged.setdefault(key, [name, 0, set()])
+                    entry[1] |= raised
+                    entry[2].update(nodes)
+            reports = []
+            for name, raised, nodes in merged.values():
+                reports.extend([(name, raised, node) for node in sorted(nodes)] or [(name, raised)])
             if not reports:
                 reports = self.attribute(ks.name, flags)
         report_fp(reports, self.fe_bits, stacklevel=4, seen=seen)
         return seen
 
-    def attribute(self, name: str, flags: int) -> list[tuple[str, int]]:
-        """Without a rerun: each raised flag is reported for the kernel's first op that can raise it."""
+    def attribute(self, name: str, flags: int) -> list[tuple[Any, ...]]:
+        """Without a rerun: each raised flag is reported for the kernel's first op that can raise it
+        (a division by zero only by an op that divides: fuzz seed 1007127, `v %= w` after a cast blamed
+        the cast)."""
         fn_ops = self.checked()[name + "_checked"][1]
-        out: list[tuple[str, int]] = []
-        remaining = flags
-        for op in fn_ops:
-            if op in ("where", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal", "equal",
-                      "not_equal", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_xor",
-                      "logical_not", "positive", "absolute", "negative", "sign"):
+        can_raise = [op for op in fn_ops if op not in QUIET_OPS]
+        by_op: dict[str, int] = {}
+        for bit in self.fe_bits:
+            if not flags & bit:
                 continue
-            if remaining:
-                out.append((op, remaining))
-                remaining = 0
-        return out or [(fn_ops[0] if fn_ops else name, flags)]
+            fitting = [op for op in can_raise if bit != self.fe_bits[0] or op in DIVIDING_OPS] or can_raise
+            op = fitting[0] if fitting else (fn_ops[0] if fn_ops else name)
+            by_op[op] = by_op.get(op, 0) | bit
+        return list(by_op.items())
+
+
+# ops that never set a floating-point flag, and those that can raise division by zero
+QUIET_OPS = frozenset({"where", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal", "equal",
+                       "not_equal", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_xor",
+                       "logical_not", "positive", "absolute", "negative", "sign"})
+DIVIDING_OPS = frozenset({"divide", "true_divide", "floor_divide", "remainder", "fmod", "divmod", "reciprocal",
+                          "log", "log2", "log10", "log1p", "power", "float_power", "arctanh"})
 
 
 class RunnerWriter:

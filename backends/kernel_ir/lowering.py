@@ -7,8 +7,9 @@ lowers runs as NumPy code between kernels, and the reason is recorded.
 from __future__ import annotations
 
 import builtins
-import operator
 import logging
+import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeGuard
@@ -16,9 +17,9 @@ from typing import Any, TypeGuard
 import numpy as np
 import sympy
 
-from ...fx_ir import Graph, GraphModule, Node, TensorMeta, map_aggregate, map_arg
+from ...fx_ir import Graph, GraphModule, Node, TensorMeta, effects, map_aggregate, map_arg
 from ...fx_ir.ops import OpKind, lookup_attribute, lookup_function, lookup_method
-from .exprs import Expr, Reduce, index_var, loads, substitute, walk
+from .exprs import Expr, Op, Reduce, index_var, loads, substitute, walk
 from .program import HostStep, Kernel, Program, Ref
 from .scheduling import NeedsRealize, PendingStore, build_kernel
 from .values import Buffer, TensorValue, buffer_value, sizes
@@ -28,6 +29,9 @@ log = logging.getLogger("dynamo.output_code")
 KERNEL_DTYPE_KINDS = "biuf"
 MAX_RESTARTS = 64
 MAX_CHAIN = 200  # lazy values nested deeper than this are stored (evaluating one recurses per level)
+# buffers one kernel may touch: the C backend passes each as an argument of dynamo._C.call_native,
+# which takes at most 64 (fuzz seed 1004797: 420 unrolled scalar reads made one kernel of 421)
+MAX_KERNEL_BUFFERS = 48
 
 
 class Unsupported(Exception):
@@ -122,14 +126,19 @@ class Lowerer:
         self.steps: list[Kernel | HostStep] = []
         self.pending: list[PendingStore] = []
         self.pending_shape: tuple[int, ...] | None = None
+        self.pending_buffers: set[str] = set()
         self.fallbacks: list[tuple[str, str]] = []
         self.placeholders: list[str] = []
         self.constants: dict[str, Any] = {}
         self.root: dict[Node, Node] = {}        # in-place results -> the node whose memory they are
         self.writeback: dict[Node, None] = {}   # placeholders written by functionalized mutations
+        # NumPy steps whose result may share memory with their arguments (np.flip, np.atleast_2d,
+        # out=): the buffers under those arguments, so a write through either side reaches the other
+        self.host_aliases: dict[Node, set[str]] = {}
         self.position = {n: k for k, n in enumerate(self.graph.nodes)}
         self.current: Node | None = None
         self._reduce_vars: dict[tuple[Any, ...], sympy.Symbol] = {}
+        self.op_origins: dict[Expr, list[int]] = {}
         self._depth = 0
         self._kernel_count = 0
 
@@ -166,7 +175,8 @@ class Lowerer:
                 output = self.lower_output(node)
             else:
                 self.lower_node(node)
-        return Program(self.buffers, self.steps, self.placeholders, output, self.fallbacks, self.constants)
+        origins = {e: tuple(ps) for e, ps in self.op_origins.items()}
+        return Program(self.buffers, self.steps, self.placeholders, output, self.fallbacks, self.constants, origins)
 
     def lower_placeholder(self, node: Node, example: Any) -> None:
         self.placeholders.append(node.name)
@@ -206,6 +216,9 @@ class Lowerer:
             # NumPy scalar math has its own loops and warnings ("... encountered in scalar divide")
             self.fallback(node, "NumPy scalar arithmetic")
             return
+        if self.check is not None and row is not None and row.kind in (OpKind.VIEW, OpKind.INDEXING) \
+                and not _writes(node):
+            self.compute_whole_base(node, meta)
         try:
             value = self.lower_call(node)
         except (Unsupported, NotImplementedError, ValueError, TypeError, IndexError, OverflowError) as exc:
@@ -223,10 +236,48 @@ class Lowerer:
                 self.fallback(node, reason)
                 return
         self.env[node] = value
+        if isinstance(value, TensorValue) and value.buffer is None and "view_of" not in value.notes:
+            self.note_origin(node, value)
         if node.name in self.forced and isinstance(value, TensorValue):
             self.realize(node)
         elif isinstance(value, TensorValue) and value.buffer is None and self.chain_depth(node, value) > MAX_CHAIN:
             self.realize(node)  # values are evaluated by recursion: a long chain is stored part-way
+
+    def compute_whole_base(self, node: Node, meta: TensorMeta | None) -> None:
+        """A part of a computed value (a slice, an element): NumPy computed all of it, and warned for
+        every element (fuzz seed 1005539: np.remainder(1, a)[1] missed the division by zero in another
+        element), so the whole value is stored first."""
+        base = node.args[0] if node.args and isinstance(node.args[0], Node) else None
+        if base is None:
+            return
+        root = self.root.get(base, base)
+        value = self.env.get(root)
+        if not isinstance(value, TensorValue) or value.buffer is not None or "view_of" in value.notes \
+                or not self.computes(value):
+            return
+        try:
+            part = math.prod(int(n) for n in meta.shape) if meta is not None else -1
+            whole = math.prod(int(n) for n in value.shape)
+        except TypeError:
+            part, whole = -1, 0   # symbolic sizes: it may be a part
+        if part < whole:
+            self.realize(root)
+
+    def note_origin(self, node: Node, value: TensorValue) -> None:
+        """Records the node as an origin of the op its value runs last: identical nodes are one interned
+        expression, computed once, but NumPy warns once per node whose op raises a flag."""
+        xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
+        top = value.at(xs)
+        if not isinstance(top, Op):
+            return
+        written = self.root.get(node)   # an in-place operator: its target's value is already the new one
+        for n in node.all_input_nodes:   # a value passed through (a copy, asarray) runs no op of its own
+            if written is not None and self.root.get(n, n) is written:
+                continue
+            v = self.env.get(self.root.get(n, n))
+            if isinstance(v, TensorValue) and v.ndim == value.ndim and v.shape == value.shape and v.at(xs) is top:
+                return
+        self.op_origins.setdefault(top, []).append(self.position[node])
 
     def chain_depth(self, node: Node, value: TensorValue) -> int:
         """How many lazy values deep `value` is (stored values count 0): kept in its notes."""
@@ -315,11 +366,13 @@ class Lowerer:
 
     def store(self, buf: Buffer, value: TensorValue, origin: str, mask_fn: Any = None) -> None:
         reads = {ld.buffer for ld in loads([value.at(tuple(index_var(f"x{k}") for k in range(value.ndim)))])}
-        written = {p.buffer.name for p in self.pending}
-        if self.pending and (self.pending_shape != value.shape or reads & written or buf.name in reads):
+        written = self.sharing({p.buffer.name for p in self.pending} | {buf.name})
+        if self.pending and (self.pending_shape != value.shape or self.sharing(reads) & written
+                             or len(self.pending_buffers | reads | {buf.name}) > MAX_KERNEL_BUFFERS):
             self.flush()
         self.pending.append(PendingStore(buf, value, origin, mask_fn))
         self.pending_shape = value.shape
+        self.pending_buffers |= reads | {buf.name}
 
     def flush(self) -> None:
         if not self.pending:
@@ -328,7 +381,7 @@ class Lowerer:
         name = f"kernel{self._kernel_count}"
         self._kernel_count += 1
         self.steps.append(build_kernel(name, self.pending_shape, self.pending, self.forced))
-        self.pending, self.pending_shape = [], None
+        self.pending, self.pending_shape, self.pending_buffers = [], None, set()
 
     # -- NumPy steps -------------------------------------------------------------------------------
 
@@ -345,8 +398,14 @@ class Lowerer:
             root = self.root.get(n, n)
             value = self.env.get(root)
             if not n.users and root.op != "placeholder" and isinstance(value, TensorValue) \
-                    and value.buffer is None and "view_of" not in value.notes:
+                    and value.buffer is None and "view_of" not in value.notes and self.computes(value):
                 self.realize(root)
+
+    @staticmethod
+    def computes(value: TensorValue) -> bool:
+        """Whether the value runs an operation (which may warn), not only reads memory."""
+        xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
+        return any(isinstance(e, (Op, Reduce)) for e in walk([value.at(xs)]))
 
     def write_back_inputs(self) -> None:
         """Stores functionalized writes to inputs into the inputs: at the end of the graph, and before a
@@ -403,6 +462,10 @@ class Lowerer:
             self.constants.setdefault(result, None)  # reserve the name
             self.env[node] = HostValue(Ref(result))
         self.steps.append(HostStep(node.name, call, args, kwargs, result, reason, tuple(sorted(mutated))))
+        if is_alias_node(node):
+            shared = set().union(*(self.memory_of(a) for a in node.all_input_nodes))
+            if shared:
+                self.host_aliases[node] = shared
         if mutated:
             self.refresh_views(mutated, node)
         target = node.args[0] if node.args else None
@@ -449,10 +512,12 @@ class Lowerer:
             return value.ref
         if isinstance(value, Constant):
             return Ref(self.constant_name(node, value.value))
-        if value.buffer is not None:
-            return Ref(value.buffer.name)
         base = value.notes.get("view_of")
+        if value.buffer is not None and not (isinstance(base, Node) and value.buffer.name in self.memory_of(base)):
+            return Ref(value.buffer.name)
         if isinstance(base, Node) and base in self.env:
+            # (also a view that changes nothing, np.broadcast_to(a, a.shape) or a[...]: a new array object,
+            # read-only for broadcast_to, not `a` itself; fuzz seeds 1002394, 1003873)
             # a view stays a view: NumPy takes it of the base's memory, so writes through it land there
             args = map_arg(self.view_args(node), self.host_ref)
             kwargs = map_arg(node.kwargs, self.host_ref)
@@ -489,6 +554,9 @@ class Lowerer:
         root = self.root.get(node)
         found = self.memory_of(root) if root is not None and root is not node else set()
         value = self.env.get(node)
+        if node in self.host_aliases:   # a NumPy step's result that may be a view of its arguments
+            own = {value.buffer.name} if isinstance(value, TensorValue) and value.buffer is not None else set()
+            return found | own | self.host_aliases[node]
         if not isinstance(value, TensorValue):
             return found
         if value.buffer is not None:
@@ -498,21 +566,59 @@ class Lowerer:
             return found | self.memory_of(base)
         return found
 
+    def sharing(self, buffers: set[str]) -> set[str]:
+        """`buffers` and every buffer that may share memory with one of them (NumPy steps' views)."""
+        if not self.host_aliases:
+            return buffers
+        under = set(buffers)
+        for node, shared in self.host_aliases.items():
+            value = self.env.get(node)
+            if isinstance(value, TensorValue) and value.buffer is not None and value.buffer.name in buffers:
+                under |= shared
+        found = set(under)
+        for node, shared in self.host_aliases.items():
+            value = self.env.get(node)
+            if isinstance(value, TensorValue) and value.buffer is not None and shared & under:
+                found.add(value.buffer.name)
+        return found
+
     def realize_readers(self, buffers: set[str], at: Node) -> None:
         """Before `at` writes `buffers`, store every lazy value that reads them and is used by `at` or
-        later (views excepted: they alias the memory and must see the write)."""
+        later (views excepted: they alias the memory and must see the write). Fuzz seeds 1003200 and
+        1004887: `a *= a; a[a < s] = s` computed the mask after `a` was stored, squaring it twice."""
         here = self.position[at]
+        buffers = self.sharing(buffers)
         for node, value in list(self.env.items()):
             if not isinstance(value, TensorValue) or value.buffer is not None or "view_of" in value.notes:
                 continue
             if node in self.root:
                 continue  # an in-place result: its value is its root's
-            if not any(self.position.get(u, -1) >= here for u in node.users) and node is not at:
+            # unread work runs too, before the write as in NumPy (fuzz seed 1004484: three unread `a // a`
+            # computed after out= wrote zeros into a warned three times)
+            unread = not node.users and self.check is not None and self.computes(value)
+            if not self.used_from(node, here) and node is not at and not unread:
                 continue
             xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
             if {ld.buffer for ld in loads([value.at(xs)])} & buffers:
                 self.realize(node)
         self.flush()
+
+    def used_from(self, node: Node, here: int) -> bool:
+        """Whether the node's value is read at position `here` or later, itself or through a view of it
+        (fuzz seed 1000596: `for r in ~a: a[1] = r`, then `return r`, a row of the inverted array
+        computed after the write into `a`)."""
+        stack, seen = list(node.users), set()
+        while stack:
+            user = stack.pop()
+            if user in seen:
+                continue
+            seen.add(user)
+            if self.position.get(user, -1) >= here:
+                return True
+            value = self.env.get(user)
+            if isinstance(value, TensorValue) and value.notes.get("view_of") is not None:
+                stack.extend(user.users)
+        return False
 
     # -- functionalized mutation -------------------------------------------------------------------
 
@@ -541,6 +647,8 @@ class Lowerer:
             raise Unsupported("the mutated array is a graph input under another name")
         if root.op == "get_attr":
             raise Unsupported("mutation of a constant")
+        if root in self.host_aliases:   # fuzz seed 1005025: `v = np.flip(a[0]); v -= v` wrote a copy
+            raise Unsupported("the mutated array is a NumPy step's result that may be a view")
         return root
 
     def replace_value(self, root: Node, new: TensorValue) -> None:
@@ -567,6 +675,9 @@ class Lowerer:
                 late.append(n)
                 continue
             self.realize(root)
+        written = {p.name for p in self.writeback if self.env[p].buffer is not self.buffers[p.name]}
+        if written:   # lazy values that returned views read: computed before the inputs are written
+            self.realize_readers(written, node)
         self.write_back_inputs()
         self.flush()
         for n in out_nodes:
@@ -593,6 +704,15 @@ INPLACE_OPERATORS = frozenset({operator.iadd, operator.isub, operator.imul, oper
 
 def _is_mutation(node: Node) -> bool:
     return node.is_impure()
+
+
+def _writes(node: Node) -> bool:
+    """Whether the call writes memory (impure by its target, not only kept because nothing reads it)."""
+    if node.op == "call_function":
+        return effects.is_impure_call(node.target, node.args, node.kwargs)
+    if node.op == "call_method":
+        return effects.is_impure_method(node.target, node.kwargs)
+    return True
 
 
 def _leaves(value: Any) -> list[Any]:

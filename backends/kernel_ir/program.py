@@ -106,6 +106,9 @@ class Program:
     output: Any
     fallbacks: list[tuple[str, str]] = field(default_factory=list)  # (node, reason)
     constants: dict[str, Any] = field(default_factory=dict)  # host values known before the run
+    # the graph nodes (positions) whose op each Op expression computes: identical nodes are one
+    # interned expression, and NumPy warns once per node whose op raised a flag
+    op_origins: dict[Expr, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def kernels(self) -> list[Kernel]:

@@ -150,3 +150,175 @@ def test_fuzzer_found_effects_before_an_error(backend, program, make_args):
             outcomes.append(([(w.category, str(w.message)) for w in caught], error,
                              [a.tobytes() for a in args]))
         assert outcomes[1] == outcomes[0]
+
+
+# -- seeds 1000596..1005025 (backend c): writes the kernel lowering ordered wrongly, views it lost --------
+
+def square_then_masked_setitem(a, s):
+    # fuzz seed 1003200: the mask, read by the NumPy setitem, was computed after `a` was stored, from
+    # the squared values: it squared them twice
+    a *= a
+    a[a < s] = s
+    return a
+
+
+def where_then_shift_then_view_update(a, s, t):
+    # fuzz seed 1004887: `v1` was computed after the shift was stored into `a`
+    v1 = np.where(a < 2, t, a)
+    v4 = np.where(v1, v1, v1)
+    a <<= s
+    v4[...] *= v1
+    return v4
+
+
+def in_place_loop_through_a_new_axis(a, mask):
+    # fuzz seed 1001753
+    for _ in mask:
+        a[None] *= mask
+        a += a
+    return a
+
+
+def numpy_step_alias_then_out(a):
+    # fuzz seed 1001485: np.atleast_2d(a) is `a`; the sum reading it was computed after fmax wrote into a
+    v = np.atleast_2d(a)
+    total = sum(v for _ in range(3))
+    np.fmax(a, 7, out=a)
+    return total
+
+
+def flipped_row_updated_in_place(a):
+    # fuzz seed 1005025: np.flip's result (a view of a's row) was updated in a kernel's temporary
+    for row in a:
+        pass
+    v = np.flip(row)
+    v -= v
+    return {"x": row}
+
+
+def rows_of_a_temporary_written_into_the_argument(a):
+    # fuzz seed 1000596: the last row of ~a, returned, was computed after the write into a was stored
+    for r in ~a:
+        a[-1, ::-1] = r
+    return r
+
+
+def views_that_change_nothing(a):
+    # fuzz seeds 1002394, 1003873: np.broadcast_to(a, a.shape) (read-only) and a[...] are new array
+    # objects, not `a` itself
+    return np.broadcast_to(a, a.shape), a[...], np.broadcast_to(a + 1, a.shape)
+
+
+def many_unrolled_scalar_reads(a):
+    # fuzz seed 1004797: 400 unread scalar reads became one kernel of 401 buffers (call_native takes 64)
+    v = a[a > 0]
+    for x in v:
+        for y in v:
+            pass
+    return x
+
+
+def describe(value, args):
+    """Everything the fuzzer compares about a value: type, dtype, shape, strides, flags, aliasing, bits."""
+    if isinstance(value, np.ndarray):
+        alias = [k for k, a in enumerate(args) if isinstance(a, np.ndarray) and np.shares_memory(a, value)]
+        return ("ndarray", value.dtype.str, value.shape, value.strides, value.flags.writeable,
+                [value is a for a in args], alias, value.tobytes())
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, [describe(v, args) for v in value])
+    if isinstance(value, dict):
+        return ("dict", [(k, describe(v, args)) for k, v in value.items()])
+    return (type(value).__name__, repr(value))
+
+
+def run_recorded(fn, args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result, error = fn(*args), None
+        except Exception as exc:  # noqa: BLE001 - compared with the plain program's
+            result, error = None, (type(exc).__name__, str(exc))
+    return (describe(result, args), error, [(w.category, str(w.message)) for w in caught],
+            [describe(a, args) for a in args])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("program, make_args", [
+    (square_then_masked_setitem, lambda: (np.array([[1.5], [3.0], [-2.0], [0.5]], np.float32), 9)),
+    (where_then_shift_then_view_update, lambda: (np.array([[4], [9], [0], [4], [1]], np.int16), True, False)),
+    (in_place_loop_through_a_new_axis, lambda: (np.arange(9, dtype=np.int32).reshape(3, 3),
+                                                np.array([True, False, True]))),
+    (numpy_step_alias_then_out, lambda: (np.array([[1.5, 9.0], [-2.0, 3.0]]),)),
+    (flipped_row_updated_in_place, lambda: (np.array([[4, 5, 6]]),)),
+    (rows_of_a_temporary_written_into_the_argument, lambda: (np.array([[3, -8], [4, 6]], np.int32),)),
+    (views_that_change_nothing, lambda: (np.array([[4], [5]], np.int32),)),
+    (many_unrolled_scalar_reads, lambda: (np.arange(-4, 21, dtype=np.int8).reshape(5, 5),)),
+])
+def test_fuzzer_found_write_order_and_views(backend, program, make_args):
+    dynamo.reset()
+    compiled = dynamo.compile(program, backend=backend)
+    # three calls: the c backend alternates its kernels and the numpy backend's code while timing them
+    for _ in range(3):
+        assert run_recorded(compiled, make_args()) == run_recorded(program, make_args())
+
+
+def repeated_ops_that_warn(a, i):
+    # fuzz seeds 1000835 and 1003127 (numpy: CSE merged two identical ops, one warning for two) and
+    # 1001769, 1002867 (c: two identical nodes are one interned expression, reported once)
+    for _ in range(2):
+        v = a - a // a
+        w = v > 5
+    return np.sqrt(a) + np.sqrt(a), w, (i % i) * (i % i)
+
+
+def unread_divisions_then_out_write(a):
+    # fuzz seed 1004484, backend c: unread work ran at the graph's end, after out= wrote zeros into `a`,
+    # and warned three times where NumPy (which ran it first) did not warn
+    for _ in range(3):
+        v = a // a
+    np.floor_divide(a, 7, out=a)
+
+
+def element_of_a_computed_value(a):
+    # fuzz seeds 1005539, 1006168, 1006320, backend c: only the element read was computed, so the
+    # division by zero NumPy met in another element did not warn
+    v = np.remainder(1, a)
+    return v[1], np.floor_divide(a, 0)[:-1].sum()
+
+
+def division_of_a_sum(a):
+    # fuzz seed 1002594, backend c: the compiler moved the division before the flag test of the add,
+    # which took the division by zero as its own ('encountered in add')
+    return np.argmax(2.5 / (a + a))
+
+
+def division_stored_and_read_at_other_indices(a):
+    # fuzz seed 1002594: a node's op in one kernel and, inlined at other indices, in another was
+    # reported twice
+    v = 2.5 / (a + a)
+    return v, np.argmax(v, axis=-1, keepdims=True), v[::-1] > 0
+
+
+def remainder_in_place_by_a_cast(a, b):
+    # fuzz seed 1007127, backend c: a kernel that reads what it writes is not rerun to find the op
+    # that raised; the division by zero was blamed on the cast before the remainder
+    a %= b.astype(np.int64)
+    return a
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("program, make_args, count", [
+    (remainder_in_place_by_a_cast, lambda: (np.array([5, 7, 9]), np.array([2.5, 0.0, 4.0])), 1),
+    (division_of_a_sum, lambda: (np.array([0.0, 1.0, -2.0]),), 1),
+    (division_stored_and_read_at_other_indices, lambda: (np.array([[0.0, 1.0, -2.0], [1.0, 0.0, 3.0]]),), 1),
+    (repeated_ops_that_warn, lambda: (np.array([0.0, 1.0, -2.0]), np.array([0, 3, 2])), 6),
+    (unread_divisions_then_out_write, lambda: (np.array([2, 3, 5]),), 0),
+    (element_of_a_computed_value, lambda: (np.array([0, 2, 3]),), 2),
+])
+def test_fuzzer_found_warning_counts(backend, program, make_args, count):
+    dynamo.reset()
+    compiled = dynamo.compile(program, backend=backend)
+    for _ in range(3):
+        expected = run_recorded(program, make_args())
+        assert len(expected[2]) == count
+        assert run_recorded(compiled, make_args()) == expected

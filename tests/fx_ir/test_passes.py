@@ -142,7 +142,7 @@ def test_cse_may_return_one_scalar_twice_when_meta_says_scalar() -> None:
     g = Graph()
     x = g.placeholder("x")
     g.output((g.call_method("sum", (x,)), g.call_method("sum", (x,))))
-    ShapeProp(g).run(np.ones(3))
+    ShapeProp(g).run(np.ones(3, np.int64))   # an integer sum never warns (a float one may overflow)
     assert eliminate_common_subexpressions(g) is True
     assert ops(g) == Counter({"sum": 1})
 
@@ -316,3 +316,38 @@ def test_folding_does_not_read_arrays_the_graph_mutates() -> None:
     g.output(g.call_method("sum", (g.call_function(np.add, (buf, 1)),)))  # a scalar: safe to share
     assert fold_constants(g) is False
     assert GraphModule({}, g)(3.0) == 5.0
+
+
+def test_cse_keeps_apart_nodes_that_may_warn() -> None:
+    # NumPy warns once per call: two identical float ops (or integer divisions) that raise a flag warn
+    # twice in plain Python (fuzz seeds 1000835 and 1003127), so they are not merged; exact integer
+    # arithmetic and views are
+    import warnings
+
+    from dynamo.fx_ir import TensorMeta
+
+    g = Graph()
+    x, i = g.placeholder("x"), g.placeholder("i")
+    x.meta["val"] = TensorMeta((3,), np.dtype(np.float64))
+    i.meta["val"] = TensorMeta((3,), np.dtype(np.int64))
+    total = None
+    for _ in range(2):
+        for target, args in ((np.sqrt, (x,)), (operator.floordiv, (i, i)), (operator.add, (i, i)),
+                             (operator.getitem, (x, slice(None, None, -1))), (operator.mul, (i, 2.5))):
+            node = g.call_function(target, args)
+            node.meta["val"] = TensorMeta((3,), np.dtype(np.int64 if target in (operator.floordiv, operator.add)
+                                                         else np.float64))
+            total = node if total is None else g.call_function(operator.add, (total, node))
+    g.output(total)
+    x_value, i_value = np.array([-1.0, 0.0, 4.0]), np.array([0, 1, 2])
+    with warnings.catch_warnings(record=True) as plain:
+        warnings.simplefilter("always")
+        expected = GraphModule({}, g)(x_value, i_value)
+    assert eliminate_common_subexpressions(g) is True
+    assert ops(g) == Counter({"sqrt": 2, "floordiv": 2, "add": 1 + 9, "getitem": 1, "mul": 2})
+    with warnings.catch_warnings(record=True) as merged:
+        warnings.simplefilter("always")
+        got = GraphModule({}, g)(x_value, i_value)
+    assert [str(w.message) for w in merged] == [str(w.message) for w in plain]
+    assert len(plain) == 4   # sqrt of -1 and 0 // 0, twice each
+    np.testing.assert_array_equal(got, expected)
