@@ -387,8 +387,8 @@ class Lowerer:
 
     def realize_unread(self, at: Node) -> None:
         """Work nobody reads still runs, as in NumPy (before `at`, the output): its floating-point
-        warnings are the program's. Not yet before each NumPy step, where NumPy would run it: the c
-        runtime reports an op's warning once per graph run however many kernels raise it."""
+        warnings are the program's; unread work is also run before a NumPy step writes what it reads
+        (realize_readers)."""
         if self.check is None:
             return
         for n in self.graph.nodes:
@@ -397,8 +397,16 @@ class Lowerer:
             # an unread in-place result (`v //= v` as the last use of v) is its root's new value
             root = self.root.get(n, n)
             value = self.env.get(root)
-            if not n.users and root.op != "placeholder" and isinstance(value, TensorValue) \
-                    and value.buffer is None and "view_of" not in value.notes and self.computes(value):
+            if n.users or root.op == "placeholder" or not isinstance(value, TensorValue) or value.buffer is not None:
+                continue
+            # an unread view (`(1 // m).reshape(-1)`, fuzz seed 1008824): the value it views was computed
+            while isinstance(base := value.notes.get("view_of"), Node):
+                root = self.root.get(base, base)
+                value = self.env.get(root)
+                if not isinstance(value, TensorValue) or value.buffer is not None:
+                    break
+            if isinstance(value, TensorValue) and value.buffer is None and "view_of" not in value.notes \
+                    and root.op != "placeholder" and self.computes(value):
                 self.realize(root)
 
     @staticmethod
