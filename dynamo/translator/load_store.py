@@ -22,6 +22,39 @@ from ..variables.objects import module_variable
 from .core import InstructionTranslatorBase, ReturnSignal
 
 
+def _finalized_class(value: Any, depth: int = 2) -> type | None:
+    """The class with a __del__ (looked up in the classes' own dicts: no metaclass code runs)
+    of `value` or of an item of a list, tuple or dict it is (`depth` levels down), else None."""
+    from ..variables.dicts import ConstDictVariable
+    from ..variables.objects import UserObjectVariable
+    from ..variables.sequences import BaseSequenceVariable
+    from .core import LazyVariable
+
+    if isinstance(value, (LazyVariable, UserObjectVariable)):
+        return _finalized_object_class(value.value, depth)
+    if depth and isinstance(value, BaseSequenceVariable):
+        items = value.items
+    elif depth and isinstance(value, ConstDictVariable):
+        items = list(value.items.values())
+    else:
+        return None
+    return next((klass for item in items[:_ITEMS_LOOKED_AT]
+                 if (klass := _finalized_class(item, depth - 1)) is not None), None)
+
+
+_ITEMS_LOOKED_AT = 64  # of a container dropped: a program's bigger containers are rarely finalized
+
+
+def _finalized_object_class(obj: Any, depth: int) -> type | None:
+    klass = type(obj)
+    if any("__del__" in vars(base) for base in klass.__mro__):
+        return klass
+    if not depth or klass not in (list, tuple, dict):
+        return None
+    items = list(obj.values() if klass is dict else obj)[:_ITEMS_LOOKED_AT]
+    return next((found for item in items if (found := _finalized_object_class(item, depth - 1)) is not None), None)
+
+
 def _name(arg: Any) -> str:
     """CellVar/FreeVar objects of the bytecode package, or plain names."""
     return getattr(arg, "name", arg)
@@ -44,7 +77,26 @@ class LoadStoreMixin(InstructionTranslatorBase):
         self.push(self.get_local(first))
         self.push(self.get_local(second))
 
+    def drop_local(self, name: str) -> None:
+        """Before the frame lets go of local `name` (a store over it, a del): when its object's
+        class has a finalizer (__del__), plain Python may run it right here (the last reference
+        goes), between this instruction and the next, which the trace cannot replay at its place:
+        the break goes before the instruction, which runs in Python."""
+        old = self.symbolic_locals.get(name)
+        klass = _finalized_class(old) if old is not None else None
+        if klass is None:
+            return
+        if any(value is old for value in self.stack) or \
+                any(value is old for other, value in self.symbolic_locals.items() if other != name):
+            return  # held on (a resume function's prologue moves its stack arguments to the stack)
+        error = Unsupported(Category.SIDE_EFFECT, f"letting go of a {klass.__qualname__} object may run its "
+                            "class's __del__ here", "del or rebind objects with a __del__ method outside the "
+                            "compiled function")
+        error.split_before = True
+        raise error
+
     def STORE_FAST(self, inst: Instr) -> None:
+        self.drop_local(inst.arg)
         value = self.pop()
         if value is NULL:  # restoring a comprehension variable that was unset before
             self.symbolic_locals.pop(inst.arg, None)
@@ -53,15 +105,19 @@ class LoadStoreMixin(InstructionTranslatorBase):
 
     def STORE_FAST_LOAD_FAST(self, inst: Instr) -> None:
         store, load = inst.arg
+        self.drop_local(store)
         self.symbolic_locals[store] = self.pop()
         self.push(self.get_local(load))
 
     def STORE_FAST_STORE_FAST(self, inst: Instr) -> None:
         first, second = inst.arg
+        self.drop_local(first)
+        self.drop_local(second)
         self.symbolic_locals[first] = self.pop()
         self.symbolic_locals[second] = self.pop()
 
     def DELETE_FAST(self, inst: Instr) -> None:
+        self.drop_local(inst.arg)
         if self.symbolic_locals.pop(inst.arg, None) is None:
             unsupported(Category.EXCEPTION, f"del of the unbound local {inst.arg!r} raises UnboundLocalError")
 

@@ -279,6 +279,14 @@ class VariableBuilder:
             self.guard(source, GuardKind.TYPE_IS, type(value))
             self.guard(AttrSource(source, "__self__"), GuardKind.ID_IS, owner)
             self.guard(AttrSource(source, "__name__"), GuardKind.EQUALS, value.__name__)
+        elif _bound_to_an_instance(owner):
+            # d.keys of a user's object: a new method object per attribute access, which an
+            # identity guard would hold, and the object with it, for as long as the cache lives
+            # (plain Python frees it when the program lets go of it); any method of the same
+            # name bound to the same object does the same
+            self.guard(source, GuardKind.TYPE_IS, type(value))
+            self.guard(AttrSource(source, "__self__"), GuardKind.CALL, IsReferent.of(owner))
+            self.guard(AttrSource(source, "__name__"), GuardKind.EQUALS, value.__name__)
         else:
             self.guard(source, GuardKind.ID_IS, value)
         if _is_numpy_callable(value):
@@ -311,6 +319,18 @@ class VariableBuilder:
 
         self.guard(source, GuardKind.TYPE_IS, type(value))
         return UserObjectVariable(value, source=source)
+
+
+def _bound_to_an_instance(owner: Any) -> bool:
+    """A builtin method's __self__ that is an object of the program (not a module, a class, a
+    ufunc) and that a weak reference can follow."""
+    if owner is None or isinstance(owner, (types.ModuleType, type, np.ufunc)):
+        return False
+    try:
+        weakref.ref(owner)
+    except TypeError:
+        return False
+    return True
 
 
 def _made_per_call(value: types.FunctionType) -> bool:

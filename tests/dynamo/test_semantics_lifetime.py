@@ -6,6 +6,7 @@ import weakref
 import numpy as np
 import pytest
 
+import dynamo
 from semantics_helpers import BACKENDS, check_same
 
 EVENTS: list = []
@@ -100,3 +101,23 @@ def test_a_dead_local_holds_its_object_as_in_plain_python(backend, fn):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_dead_argument_holds_its_object_across_a_break(backend):
     check_same(dead_argument_outlives_a_break, lambda: (np.ones(2), Thing()), backend)
+
+
+class Mapping(dict):
+    pass
+
+
+def keys_iterator(d):
+    return iter(d.keys())  # d.keys, a builtin method bound to the argument, reaches a break
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_method_bound_to_an_argument_is_not_kept_by_the_cache(backend):
+    compiled = dynamo.compile(keys_iterator, backend=backend)
+    for _ in range(2):  # compiling call, then another object: the guard must not hold the first
+        mapping = Mapping(a=1)
+        ref = weakref.ref(mapping)
+        assert list(compiled(mapping)) == list(keys_iterator(mapping)) == ["a"]
+        del mapping
+        gc.collect()
+        assert ref() is None
