@@ -240,20 +240,33 @@ def reductions(roots: Iterable[Expr]) -> list[Reduce]:
 
 # ---------------------------------------------------------------- printing
 
+FORMAT_LIMIT = 4000  # characters of leaves printed; a DAG shared many times prints as a tree: cut there
+
+
 def format_expr(expr: Expr, names: Callable[[Expr], str | None] | None = None) -> str:
-    """A compact readable form, e.g. `exp(sub(load(x, 4*x0 + x1), r_max))`."""
+    """A compact readable form, e.g. `exp(sub(load(x, 4*x0 + x1), r_max))`, cut with `...` past
+    FORMAT_LIMIT characters (x = x * x - x twenty times is one small DAG but a tree of 3^20 leaves)."""
+    budget = [FORMAT_LIMIT]
+
+    def leaf(text: str) -> str:
+        budget[0] -= len(text)
+        return text
+
     def go(e: Expr) -> str:
+        if budget[0] <= 0:
+            return "..."
         if names is not None:
             named = names(e)
             if named is not None:
-                return named
+                return leaf(named)
         if isinstance(e, Load):
-            return f"{e.buffer}[{e.index}]"
+            return leaf(f"{e.buffer}[{e.index}]")
         if isinstance(e, Const):
-            return f"{e.value!r}:{e.dtype}"
+            return leaf(f"{e.value!r}:{e.dtype}")
         if isinstance(e, IndexValue):
-            return f"index({e.expr}):{e.dtype}"
+            return leaf(f"index({e.expr}):{e.dtype}")
         if isinstance(e, Op):
+            budget[0] -= len(e.name) + 2
             inner = ", ".join(go(a) for a in e.args)
             return f"{e.name}({inner}):{e.dtype}" if e.name == "cast" else f"{e.name}({inner})"
         if isinstance(e, Reduce):

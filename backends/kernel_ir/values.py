@@ -85,6 +85,9 @@ class TensorValue:
     fn: Callable[[Index], Expr]
     buffer: Buffer | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+    # fn's results by index: a value read several times by the next one (x = x * x - x, a chain of
+    # setitems reading the array they write) would otherwise be evaluated exponentially often
+    _at: dict[Index, Expr] = field(default_factory=dict, repr=False)
 
     def at(self, index: Sequence[Any]) -> Expr:
         index = tuple(sympy.sympify(i) for i in index)
@@ -92,7 +95,10 @@ class TensorValue:
             raise ValueError(f"index of rank {len(index)} for a value of shape {self.shape}")
         # a size-1 dimension reads element 0, whatever the index says (broadcasting)
         index = tuple(sympy.Integer(0) if n == 1 else i for i, n in zip(index, self.shape))
-        return self.fn(index)
+        found = self._at.get(index)
+        if found is None:
+            found = self._at[index] = self.fn(index)
+        return found
 
     @property
     def ndim(self) -> int:

@@ -131,6 +131,9 @@ class ShapeEnv(SizeOracle):
             return bool(d.is_zero)
         if d.is_positive or d.is_negative:
             return False
+        if loop_symbols.mentions_loop(self, a) or loop_symbols.mentions_loop(self, b):
+            # the loop symbol cancels (n - 1 - i against m - 1 - i): the guard is on what is left
+            a, b = sympy.expand(sympy.sympify(a) - b), 0
         equal = self.hint(a) == self.hint(b)
         self.record(_equality(sympy.sympify(a), sympy.sympify(b), equal))
         return equal

@@ -425,3 +425,19 @@ def test_explain_gives_each_captured_loop_its_line_trip_count_body_ops_and_carri
     text = str(report)
     line = scalar_sum.__code__.co_firstlineno + 2
     assert f"loop over i at {__file__}:{line}: 40 iterations, 4 ops per iteration, carried: total" in text, text
+
+
+def back_substitution(A, y, x):
+    for i in range(A.shape[0] - 1, -1, -1):
+        x[i] = (y[i] - A[i, i + 1:] @ x[i + 1:]) / A[i, i]
+    return x
+
+
+def test_a_size_relation_where_the_loop_variable_cancels_is_guarded_without_it():
+    # A[i, i+1:] @ x[i+1:] needs n - 1 - i == m - 1 - i: with sizes dynamic from the second call on,
+    # the guard is n == m (recording it with the loop symbol in it was an internal error, ludcmp)
+    def inputs(n):
+        r = rng(n)
+        return r.random((n, n)) + n * np.eye(n), r.random(n), np.zeros(n)
+    compiled, counter = counted(back_substitution, inputs, [20, 30, 40])
+    assert loops_in(counter)[-1] == 1 and graph_breaks(compiled) == []
