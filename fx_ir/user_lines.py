@@ -4,6 +4,7 @@ error it raises points where plain Python's would, and warns once per line as Py
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import types
 from collections import Counter
@@ -31,46 +32,63 @@ def compile_at_user_lines(src: str, generated_filename: str) -> types.CodeType:
 
 class _Relocator:
     def __init__(self, marks: dict[int, tuple[str, int]], filename: str, default: int) -> None:
-        self.marks = sorted(marks.items())
-        self.filename = filename
+        ordered = sorted(marks.items())
+        self.numbers = [number for number, _ in ordered]  # source lines of the comments, ascending
+        # the user's line each comment gives (another file's comment: the default line)
+        self.lines = [line if file == filename else default for _, (file, line) in ordered]
         self.default = default
         self.by_name: dict[str, int] = {}  # a name -> the user's line of the comment it was computed under
 
     def _marked_line(self, first: int, last: int) -> int | None:
         """The user's line of the last comment on lines first..last (the gap before a statement)."""
-        found = None
-        for number, (file, line) in self.marks:
-            if number > last:
-                break
-            if number >= first:
-                found = line if file == self.filename else self.default
-        return found
+        index = bisect.bisect_right(self.numbers, last) - 1
+        return self.lines[index] if index >= 0 and self.numbers[index] >= first else None
 
     def relocate(self, body: list[ast.stmt], start: int = 1) -> None:
         """A statement takes the comment just before it, else the one a statement before it in the
         same block took, else the line its target was computed at (the same name under a comment), else the line of
-        the statement before it."""
+        the statement before it. Every node is moved once, by the innermost block that holds it: a
+        block's statements are walked here, not again for each block around them (generated loop
+        bodies nest, and the source of one graph can run to thousands of lines)."""
         current: int | None = None
         previous = self.default
         for statement in body:
             original, end = statement.lineno, statement.end_lineno or statement.lineno
             marked = self._marked_line(start, original)
-            targets = [t.id for t in ast.walk(statement) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)]
             if marked is not None:
                 current = marked
-                for target in targets:
+                for target in _stored_names(statement):
                     self.by_name.setdefault(target, marked)
             line = current if current is not None else next(
-                (self.by_name[t] for t in targets if t in self.by_name), previous)
+                (self.by_name[t] for t in _stored_names(statement) if t in self.by_name), previous)
             previous = line
-            inner = [getattr(statement, field) for field in ("body", "orelse", "finalbody", "handlers")
-                     if isinstance(getattr(statement, field, None), list)]
-            for node in ast.walk(statement):
-                if hasattr(node, "lineno") and not isinstance(node, ast.stmt) or node is statement:
-                    _move(node, line)
-            for block in inner:  # nested blocks: their own comments, from where the block starts
-                self.relocate([s for s in block if isinstance(s, ast.stmt)], original + 1)
+            blocks = [[s for s in getattr(statement, field) if isinstance(s, ast.stmt)]
+                      for field in ("body", "orelse", "finalbody", "handlers")
+                      if isinstance(getattr(statement, field, None), list)]
+            _move_outside(statement, line, {id(s) for block in blocks for s in block})
+            for block in blocks:  # nested blocks: their own comments, from where the block starts
+                self.relocate(block, original + 1)
             start = end + 1
+
+
+def _stored_names(statement: ast.stmt) -> list[str]:
+    """The names the statement assigns, its nested blocks included, in ast.walk's order."""
+    return [t.id for t in ast.walk(statement) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)]
+
+
+def _move_outside(statement: ast.stmt, line: int, relocated: set[int]) -> None:
+    """Move the statement and the expressions in it to `line`, except inside the statements of
+    `relocated` (its nested blocks: relocate moves those itself). Statements that no block
+    relocates (those of except handlers) keep their lines; their expressions move."""
+    _move(statement, line)
+    pending = list(ast.iter_child_nodes(statement))
+    while pending:
+        node = pending.pop()
+        if id(node) in relocated:
+            continue
+        if hasattr(node, "lineno") and not isinstance(node, ast.stmt):
+            _move(node, line)
+        pending.extend(ast.iter_child_nodes(node))
 
 
 def _move(node: ast.AST, line: int) -> None:

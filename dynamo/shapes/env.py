@@ -140,7 +140,7 @@ class ShapeEnv(SizeOracle):
 
     def decide_nonnegative(self, a: Any) -> bool:
         if loop_symbols.mentions_loop(self, a):
-            return loop_symbols.loop_sign(self, a, f"whether {a} >= 0")
+            return loop_symbols.loop_sign(self, a, lambda: f"whether {a} >= 0")
         known = self._nonnegative(a)
         if known is not None:
             return known
@@ -162,7 +162,8 @@ class ShapeEnv(SizeOracle):
         low, high = (lhs, rhs) if isinstance(relation, (sympy.Ge, sympy.Gt)) else (rhs, lhs)
         strict = isinstance(relation, (sympy.Gt, sympy.Lt))
         if loop_symbols.mentions_loop(self, relation):
-            return loop_symbols.loop_sign(self, sympy.sympify(low) - high - (1 if strict else 0), f"whether {relation}")
+            return loop_symbols.loop_sign(self, sympy.sympify(low) - high - (1 if strict else 0),
+                                          lambda: f"whether {relation}")
         known = self._nonnegative(sympy.sympify(low) - high - (1 if strict else 0))
         if known is not None:
             return bool(known)

@@ -9,7 +9,7 @@ do not give means the body's shapes depend on the iteration: the loop is not cap
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..exc import Category, Unsupported
 from ..fx_ir.lazy_sympy import sympy
@@ -86,15 +86,16 @@ def _holds_for_all(env: "ShapeEnv", expr: Any) -> bool:
     return env.decide_nonnegative(expr)
 
 
-def loop_sign(env: "ShapeEnv", expr: Any, what: str) -> bool:
-    """Whether expr >= 0, the same for every iteration; raises IterationDependent otherwise."""
+def loop_sign(env: "ShapeEnv", expr: Any, what: Callable[[], str]) -> bool:
+    """Whether expr >= 0, the same for every iteration; raises IterationDependent otherwise, saying
+    what() was asked (written only then: printing sympy expressions costs more than the decision)."""
     low = _extreme(env, expr, lowest=True)
     if low is not None and _holds_for_all(env, low):
         return True
     high = _extreme(env, expr, lowest=False)
     if high is not None and _holds_for_all(env, -high - 1):
         return False
-    raise iteration_dependent(env, what)
+    raise iteration_dependent(env, what())
 
 
 def decide_equal_in_loop(env: "ShapeEnv", a: Any, b: Any) -> bool:
