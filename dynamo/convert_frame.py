@@ -14,7 +14,7 @@ import time
 import types
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from . import _C, config, resume_origins, skipfiles
 from .exc import Category, DynamoError, InternalCompilerError, SourceLocation, Unsupported
@@ -33,17 +33,19 @@ recompiles_log = get_artifact_logger("recompiles")
 bytecode_log = get_artifact_logger("bytecode")
 output_code_log = get_artifact_logger("output_code")
 
-def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = False) -> "CompiledFrame":
+def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = False,
+                over_budget: Mapping[types.CodeType, Unsupported] | None = None) -> "CompiledFrame":
     """Interpret the frame symbolically into a graph and build the code that replaces it.
 
     When an instruction cannot be captured, trace again from the start and stop right before it
     (tracing is deterministic, so the second pass reaches exactly that state): the graph so far
     is compiled and the rest of the frame continues in a resume function (graph_break.py).
-    With fullgraph=True the first such instruction raises instead.
+    With fullgraph=True the first such instruction raises instead. `over_budget`: functions that
+    ran past config.trace_instruction_budget as frames of their own, which calls do not inline.
     """
     traced: list[Any] = []  # every trace's state, taken apart at the end (see _take_apart)
     try:
-        return _trace_frame(frame, backend, backend_name, fullgraph, traced)
+        return _trace_frame(frame, backend, backend_name, fullgraph, traced, over_budget or {})
     except DynamoError:  # raised on purpose: a graph break, a backend's failure, a user's error
         raise
     except Exception as error:  # anything else is a bug of ours
@@ -61,7 +63,8 @@ def _last_location(traced: list[Any], code: types.CodeType) -> SourceLocation:
     return SourceLocation(code.co_filename, code.co_firstlineno, code.co_name)
 
 
-def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, traced: list[Any]) -> "CompiledFrame":
+def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, traced: list[Any],
+                 over_budget: Mapping[types.CodeType, Unsupported]) -> "CompiledFrame":
     from .codegen import PyCodegen, assemble, starts_no_frames
     from .graph_break import (CannotBreak, NoHandOff, StartsInPython, codegen_break, describe_cannot_break,
                               explain_break, reconstruct)
@@ -79,6 +82,7 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
     while True:
         output = OutputGraph(code, frame.f_globals, backend, backend_name)
         output.loops = loops = loops.next_trace()
+        output.over_budget = over_budget
         tx = InstructionTranslator(frame, output)
         traced += [output, tx, output.builder]  # the builder's table of the frame's objects too
         tx.break_at = None if reason is None else reason.break_step
@@ -409,7 +413,7 @@ class ConvertFrame:
                 if remembered is not None and not self.fullgraph:
                     return self.fallback(frame, remembered)  # it ran past the budget before: not traced again
                 with policy_scope(ShapePolicy(self.dynamic, self.shape_state, frame.f_code)):
-                    return trace_frame(frame, self.backend, self.backend_name, self.fullgraph)
+                    return trace_frame(frame, self.backend, self.backend_name, self.fullgraph, self.over_budget)
             except DynamoError:
                 raise
             except Exception as error:  # a bug of ours before or around tracing (trace_frame wraps its own)

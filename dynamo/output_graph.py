@@ -6,12 +6,12 @@ import operator
 import time
 import types
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
 from . import _C, config
-from .exc import BackendCompilerFailed, Category, SourceLocation, unsupported
+from .exc import BackendCompilerFailed, Category, SourceLocation, Unsupported, unsupported
 from .fx_ir.graph import Graph
 from .fx_ir.graph_module import GraphModule
 from .fx_ir.tensor_meta import TensorMeta
@@ -66,6 +66,9 @@ class OutputGraph:
         self.root_graph = self.graph  # the frame's graph, which takes the inputs
         self.submodules: dict[str, Any] = {}  # loop_<n> -> ForLoop, for every graph of this trace
         self.loops = LoopRecords()
+        # functions that ran past the trace budget as frames of their own (ConvertFrame.over_budget):
+        # a call of one is not inlined, which would trace it to the budget again at every recompile
+        self.over_budget: Mapping[types.CodeType, Unsupported] = {}
         self.guards = GuardSet()
         self.inputs: dict[Source, GraphInput] = {}
         self.current_globals: dict = f_globals  # of the function whose instruction is traced now

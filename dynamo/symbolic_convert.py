@@ -64,6 +64,10 @@ class TranslatorBase(LoadStoreMixin, OperatorsMixin, CallsMixin, ContainersMixin
         if self.depth + 1 > config.inline_depth_limit:
             unsupported(Category.INLINE_DEPTH, f"inlining {code.co_qualname} goes deeper than "
                         f"config.inline_depth_limit ({config.inline_depth_limit}) calls")
+        if code in self.output.over_budget:
+            unsupported(Category.LOOP_BUDGET, f"{code.co_qualname} ran past the trace instruction budget when it was "
+                        "compiled as a frame of its own, so its calls are not traced again",
+                        "it runs as a frame of its own: a long Python loop runs in Python")
         symbolic_locals = bind_arguments(fn, code, args, kwargs, self)
         child = InliningTranslator(code, fn.get_globals(), self.output, symbolic_locals, self,
                                    closure=fn.closure_cells(self), globals_source=_globals_source(fn, self))

@@ -262,3 +262,38 @@ def test_recompile_reasons_name_stack_values_readably_and_once():
     assert not any("___stack" in r or "held weakly" in r for r in reasons), reasons
     for _, why in compiled._dynamo_callback.recompiles:
         assert len(why) == len(set(why))
+
+
+def outer_calls_long_loop(x, n):
+    y = x * 2
+    return y + long_loop(1.0, n)
+
+
+def test_a_function_past_the_trace_budget_is_not_inlined_again_at_a_recompile(monkeypatch):
+    # its calls broke the graph at the first trace, and it ran past the budget as a frame of its
+    # own: recompiles of the caller (new dtypes) leave the call to that frame instead of tracing
+    # it to the budget again each time
+    from dynamo import symbolic_convert
+
+    inlined = []
+    original_init = symbolic_convert.InliningTranslator.__init__
+
+    def counting_init(self, code, *args, **kwargs):
+        inlined.append(code)
+        original_init(self, code, *args, **kwargs)
+
+    monkeypatch.setattr(symbolic_convert.InliningTranslator, "__init__", counting_init)
+    inlined_per_call = []
+    with dynamo.config.patch(trace_instruction_budget=2000):
+        compiled = dynamo.compile(outer_calls_long_loop)
+        for dtype in (np.float64, np.float32, np.int64, np.int32):
+            x = np.ones(3, dtype)
+            assert same_value(compiled(x, 40), outer_calls_long_loop(x, 40))
+            inlined_per_call.append(inlined.count(long_loop.__code__))
+            inlined.clear()
+    callback = compiled._dynamo_callback
+    assert inlined_per_call[0] > 0 and inlined_per_call[1:] == [0, 0, 0]  # the first compile's traces only
+    assert list(callback.over_budget) == [long_loop.__code__]
+    outer_frames = [frame for code, frame in callback.compiled_frames if code is outer_calls_long_loop.__code__]
+    assert len(outer_frames) == 4
+    assert all("long_loop ran past the trace instruction budget" in str(frame.breaks[0]) for frame in outer_frames[1:])
