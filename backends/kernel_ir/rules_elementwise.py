@@ -188,13 +188,31 @@ def lower_clip(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[str, 
             bound[key] = kwargs[key]
     if set(kwargs) - {"a_min", "a_max", "min", "max"}:
         raise Unsupported(f"clip with keywords {sorted(kwargs)}")
-    value: Any = bound["a"]
     lo, hi = bound.get("a_min"), bound.get("a_max")
-    if lo is not None:
-        value = apply_ufunc(L, node, np.maximum, [value, lo])
-    if hi is not None:
-        value = apply_ufunc(L, node, np.minimum, [value, hi])
-    return value
+    if lo is None or hi is None:  # NumPy clips against one bound with np.maximum or np.minimum
+        if lo is not None:
+            return apply_ufunc(L, node, np.maximum, [bound["a"], lo])
+        return apply_ufunc(L, node, np.minimum, [bound["a"], hi])
+    meta = node_meta(node)
+    if meta is None:
+        raise Unsupported("no meta")
+    shape, dtype = tuple(meta.shape), meta.dtype
+    check_dtypes(dtype)
+    x = broadcast_to(as_value(bound["a"], dtype), shape)
+    limits = [(broadcast_to(as_value(lo, dtype), shape), "less"), (broadcast_to(as_value(hi, dtype), shape), "greater")]
+
+    def fn(index: Any) -> Expr:
+        # NumPy's clip loop, bound by bound: the bound where x is past it (or the bound is NaN), else x.
+        # A tie keeps x (clip(0.0, -0.0, 1) is 0.0), where np.maximum would give the second zero
+        value = x.at(index)
+        for limit, past in limits:
+            b = limit.at(index)
+            passed = Op(past, (value, b), np.bool_)
+            if dtype.kind == "f":
+                passed = Op("logical_or", (passed, Op("isnan", (b,), np.bool_)), np.bool_)
+            value = where(passed, b, value)
+        return value
+    return TensorValue(shape, dtype, fn)
 
 
 @rule(methods=("astype",))

@@ -328,3 +328,20 @@ def test_fuzzer_found_warning_counts(backend, program, make_args, count):
         expected = run_recorded(program, make_args())
         assert len(expected[2]) == count
         assert run_recorded(compiled, make_args()) == expected
+
+
+def clip_with_signed_zero_bounds(x):
+    # fuzz seed 1010253, backend c: clip(0.0, -0.0, hi) is 0.0 in NumPy (its clip loop keeps x on a
+    # tie) but -0.0 when lowered as maximum then minimum; with one bound NumPy does call np.maximum
+    return (np.clip(x, -0.0, 0.5), np.clip(x, 0.0, 0.0), np.clip(x, -0.0, -0.0), np.clip(x, np.nan, 2.0),
+            np.clip(x, 2.0, 1.0), np.clip(x, 0.0, None), np.clip(x, None, -0.0), x.clip(-1, 1))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_clip_keeps_numpy_signed_zeros_and_nans(backend):
+    x = np.array([0.0, -0.0, 1.0, np.nan, 3.0, -2.0, np.inf, -np.inf])
+    expected = clip_with_signed_zero_bounds(x.copy())
+    got = dynamo.compile(clip_with_signed_zero_bounds, backend=backend)(x.copy())
+    for g, e in zip(got, expected):
+        assert g.dtype == e.dtype and np.array_equal(g, e, equal_nan=True)
+        assert np.array_equal(np.signbit(g), np.signbit(e))
