@@ -9,11 +9,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import sympy
 
 from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, walk
-from ..kernel_ir.exprs import format_expr, is_index_var, substitute
+from ..kernel_ir.exprs import format_expr, is_index_var, reduction_identity, substitute
 from ..kernel_ir.values import is_symbolic
 from .emitters import EMITTERS, c_type, dtype_key, literal, storage_type, unsigned_of, uses_numpy_loop
 from .pairwise import last_axis_inputs, pairwise_kind, write_sum
@@ -95,7 +94,6 @@ class IndexPrinter:
         raise NotImplementedError(f"index expression {e} ({type(e).__name__})")
 
 
-_IDENTITY = {"sum": 0, "prod": 1}
 _CANONICAL = sympy.Symbol("r_same", integer=True)  # a reduction's variable, renamed to compare two
 _ANY_INDEX = sympy.Symbol("i_any", integer=True)
 _INDEX_NAME = re.compile(r"\b[xrd][0-9]+\b")
@@ -334,14 +332,7 @@ class KernelWriter:
         body_t = c_type(r.body.dtype)
         arg = r.kind in ("argmax", "argmin")
         if arg:
-            low = r.kind == "argmax"
-            if r.body.dtype.kind == "f":
-                init = literal(float("-inf") if low else float("inf"), r.body.dtype)
-            elif r.body.dtype.kind == "b":
-                init = "false" if low else "true"
-            else:
-                info = np.iinfo(r.body.dtype)
-                init = literal(info.min if low else info.max, r.body.dtype)
+            init = literal(reduction_identity(r.kind, r.body.dtype), r.body.dtype)
             self.lines.append(f"{indent}{body_t} {acc}_best = {init};")
             self.lines.append(f"{indent}int64_t {acc} = 0;")
         else:
@@ -357,20 +348,7 @@ class KernelWriter:
         self.names[id(r)] = acc
 
     def identity(self, r: Reduce) -> str:
-        dtype = r.dtype
-        if r.kind in _IDENTITY:
-            return literal(_IDENTITY[r.kind], dtype)
-        if r.kind == "any":
-            return "false"
-        if r.kind == "all":
-            return "true"
-        low = r.kind == "max"
-        if dtype.kind == "f":
-            return literal(float("-inf") if low else float("inf"), dtype)
-        if dtype.kind == "b":
-            return "false" if low else "true"
-        info = np.iinfo(dtype)
-        return literal(info.min if low else info.max, dtype)
+        return literal(reduction_identity(r.kind, r.dtype), r.dtype)
 
     def combine(self, r: Reduce, acc: str, v: str) -> str:
         dtype = r.dtype

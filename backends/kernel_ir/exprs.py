@@ -4,6 +4,7 @@ Every array value is a function from its index (sympy integers) to one of these;
 """
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -158,6 +159,22 @@ class Reduce(Expr):
 
 
 REDUCTION_KINDS = frozenset({"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"})
+
+
+def reduction_identity(kind: str, dtype: Any) -> Any:
+    """The value a reduction of `kind` over `dtype` values starts from: combining it changes nothing
+    (the lowest value for max/argmax, the highest for min/argmin). Each code generator prints it."""
+    neutral = {"sum": 0, "prod": 1, "any": False, "all": True}
+    if kind in neutral:
+        return neutral[kind]
+    dtype = np.dtype(dtype)
+    low = kind in ("max", "argmax")
+    if dtype.kind == "f":
+        return -math.inf if low else math.inf
+    if dtype.kind == "b":
+        return not low
+    info = np.iinfo(dtype)
+    return info.min if low else info.max
 
 
 def cast(x: Expr, dtype: Any) -> Expr:

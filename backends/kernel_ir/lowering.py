@@ -106,6 +106,17 @@ def node_meta(node: Node) -> TensorMeta | None:
     return meta if isinstance(meta, TensorMeta) else None
 
 
+def lowering_rule(node: Node) -> tuple[Rule | None, str]:
+    """The rule registered for what `node` calls (None when there is none), and how to name it."""
+    if node.op == "call_method":
+        return METHOD_RULES.get(node.target), f"method {node.target}"
+    if node.target is builtins.getattr and len(node.args) == 2 and isinstance(node.args[1], str):
+        return ATTRIBUTE_RULES.get(node.args[1]), f"attribute {node.args[1]}"
+    if node.op == "call_function":
+        return FUNCTION_RULES.get(id(node.target)), getattr(node.target, "__name__", repr(node.target))
+    return None, node.op
+
+
 class Lowerer:
     """One lowering attempt; `forced` names nodes that get a kernel of their own."""
 
@@ -292,17 +303,7 @@ class Lowerer:
         row = registry_row(node)
         if row is not None and row.kind == OpKind.METADATA and meta is not None and not isinstance(meta, TensorMeta):
             return Constant(meta)
-        if node.op == "call_method":
-            fn = METHOD_RULES.get(node.target)
-            name = f"method {node.target}"
-        elif node.target is builtins.getattr and len(node.args) == 2 and isinstance(node.args[1], str):
-            fn = ATTRIBUTE_RULES.get(node.args[1])
-            name = f"attribute {node.args[1]}"
-        elif node.op == "call_function":
-            fn = FUNCTION_RULES.get(id(node.target))
-            name = getattr(node.target, "__name__", repr(node.target))
-        else:
-            fn, name = None, node.op
+        fn, name = lowering_rule(node)
         if fn is None:
             raise Unsupported(f"no kernel lowering for {name}")
         args = map_aggregate(node.args, self.arg_value)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
-from ..kernel_ir.exprs import is_index_var
+from ..kernel_ir.exprs import is_index_var, reduction_identity
 from ..kernel_ir.values import is_symbolic
 from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, Store, walk
 from .emitters import EMITTERS, TYPES_ITS_LITERALS, IndexPrinter, tl_dtype
@@ -52,9 +52,6 @@ def next_pow2(n: int) -> int:
 
 def floor_pow2(n: int) -> int:
     return 1 << (max(int(n), 1).bit_length() - 1)
-
-
-_IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
 
 
 def _literal(value: object, dtype: np.dtype) -> str:
@@ -282,16 +279,7 @@ class KernelWriter:
         return f"(tl.{fn}({body}.to(tl.int8), {kw}) != 0)"
 
     def identity(self, r: Reduce) -> str:
-        dtype = r.body.dtype
-        if r.kind in _IDENTITY:
-            return _literal(_IDENTITY[r.kind], dtype)
-        low = r.kind in ("max", "argmax")
-        if dtype.kind == "f":
-            return "float('-inf')" if low else "float('inf')"
-        if dtype.kind == "b":
-            return "False" if low else "True"
-        info = np.iinfo(dtype)
-        return str(info.min if low else info.max)
+        return _literal(reduction_identity(r.kind, r.body.dtype), r.body.dtype)
 
     def dot(self, r: Reduce, a: Expr, b: Expr, i: int, j: int) -> str:
         k = self.k.var_axis[r.var]

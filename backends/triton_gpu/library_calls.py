@@ -5,12 +5,13 @@ Large float32/float64 matrix products: cuBLAS (CuPy's matmul) beats any tile we 
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any
 
 import numpy as np
 
 from ...fx_ir import Node, TensorMeta
+from ..kernel_ir.lowering import lowering_rule
+from ..kernel_ir.rules_reductions import lower_matmul
 from ..kernel_ir.values import is_symbolic
 
 # Multiply-adds above which a float32/float64 product runs as the library's matmul. tl.dot has no
@@ -18,9 +19,6 @@ from ..kernel_ir.values import is_symbolic
 # is cheap either way and stays fused with what surrounds it (an epilogue in the same kernel).
 LIBRARY_MATMUL_WORK = 1 << 21
 MIN_LIBRARY_SIDE = 32
-
-_MATMULS = (operator.matmul, np.matmul, np.dot)
-
 
 def _shape(value: Any) -> tuple[Any, ...] | None:
     meta = value.meta.get("val") if isinstance(value, Node) else None
@@ -30,9 +28,7 @@ def _shape(value: Any) -> tuple[Any, ...] | None:
 def library_matmul(node: Node) -> str | None:
     """Why this node runs as NumPy code (on CuPy arrays: CuPy's cuBLAS matmul), or None to lower it;
     kernel_ir.lower_graph's `runs_as_numpy`."""
-    is_product = (node.op == "call_function" and node.target in _MATMULS
-                  or node.op == "call_method" and node.target == "dot")
-    if not is_product or len(node.args) != 2:
+    if lowering_rule(node)[0] is not lower_matmul or len(node.args) != 2:
         return None
     meta = node.meta.get("val")
     left = _shape(node.args[0])

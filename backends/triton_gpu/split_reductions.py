@@ -3,14 +3,13 @@ results, a second combines them (one GPU program reading a whole long axis leave
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 import numpy as np
 import sympy
 
 from ..kernel_ir import Axis, Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Program, Reduce, Store, walk
-from ..kernel_ir.exprs import index_var, substitute
+from ..kernel_ir.exprs import index_var, reduction_identity, substitute
 from ..kernel_ir.values import is_symbolic
 
 SPLIT_FROM = 1 << 16   # elements: shorter axes are read fast enough by one program
@@ -28,18 +27,6 @@ def split_long_reductions(program: Program) -> Program:
     if len(steps) == len(program.steps):
         return program
     return dataclasses.replace(program, steps=steps, buffers=buffers)
-
-
-def _identity(kind: str, dtype: np.dtype) -> Any:
-    if kind in ("sum", "prod", "any", "all"):
-        return {"sum": 0, "prod": 1, "any": False, "all": True}[kind]
-    low = kind == "max"
-    if dtype.kind == "f":
-        return -math.inf if low else math.inf
-    if dtype.kind == "b":
-        return not low
-    info = np.iinfo(dtype)
-    return info.min if low else info.max
 
 
 def _splittable(kernel: Kernel) -> list[Reduce] | None:
@@ -74,7 +61,7 @@ def _split(kernel: Kernel, buffers: dict[str, Buffer]) -> list[Kernel] | None:
     combined: dict[int, Expr] = {}
     for k, red in enumerate(reductions):
         body = substitute(red.body, {red.var: sympy.Min(position, n - 1)})  # clamped: every load in bounds
-        body = Op("where", (inside, body, Const(_identity(red.kind, red.body.dtype), red.body.dtype)), red.body.dtype)
+        body = Op("where", (inside, body, Const(reduction_identity(red.kind, red.body.dtype), red.body.dtype)), red.body.dtype)
         part = Buffer(f"{kernel.name}_part{k}", (programs,), red.dtype, "temp")
         buffers[part.name] = part
         partial_stores.append(Store(part, p, Reduce(red.kind, r, CHUNK, body, red.dtype, red.origin)))

@@ -2,19 +2,17 @@
 fused in one kernel, bitwise NumPy's (NaN positions, signed zeros, denormals), NumPy's warnings."""
 from __future__ import annotations
 
-import shutil
 import warnings
 
 import numpy as np
 import pytest
 
 import dynamo
+from c_helpers import Recorder, bits, needs_compiler
 from dynamo import config
-from dynamo.backends import lookup_backend
 from dynamo.backends.c_cpu.ufunc_loops import numpy_loop
 
-pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
-                                reason="no C compiler")
+pytestmark = needs_compiler
 
 UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "tanh", "sinh", "cosh",
          "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "cbrt", "spacing", "deg2rad"]
@@ -30,20 +28,6 @@ def special_values(n, dtype, seed=0):
     with np.errstate(over="ignore"):
         x = np.concatenate([x, specials]).astype(dtype)
     return rng.permutation(x)
-
-
-class Recorder:
-    def __init__(self):
-        self.graphs = []
-
-    def __call__(self, gm, inputs):
-        self.graphs.append(lookup_backend("c")(gm, inputs))
-        return self.graphs[-1]
-
-
-def bits(x):
-    x = np.asarray(x)
-    return x.dtype, x.shape, x.tobytes()
 
 
 def run_both(fn, *args, errstate=None):

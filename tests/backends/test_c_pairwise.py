@@ -2,35 +2,17 @@
 inside the kernel, bitwise np.sum / ndarray.sum / np.mean; other layouts run the numpy backend's code."""
 from __future__ import annotations
 
-import shutil
 import warnings
 
 import numpy as np
 import pytest
 
 import dynamo
+from c_helpers import Recorder, bits, needs_compiler
 from dynamo import config
-from dynamo.backends import lookup_backend
 from dynamo.backends.c_cpu.pairwise import layout_ok
 
-pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
-                                reason="no C compiler")
-
-
-class Recorder:
-    def __init__(self):
-        self.graphs = []
-
-    def __call__(self, gm, inputs):
-        self.graphs.append(lookup_backend("c")(gm, inputs))
-        return self.graphs[-1]
-
-
-def bits(x):
-    if isinstance(x, tuple):
-        return tuple(bits(v) for v in x)
-    x = np.asarray(x)
-    return type(x).__name__, x.dtype, x.shape, x.tobytes()
+pytestmark = needs_compiler
 
 
 def check(fn, *args, calls=None):
