@@ -1,4 +1,4 @@
-"""Backends: turn fx_ir graphs into callables (eager, numpy, triton, c).
+"""Backends: turn fx_ir graphs into callables (eager, numpy, triton, c, tiered).
 
 Installed as dynamo.backends; sees only fx_ir graphs and the op registry.
 """
@@ -10,5 +10,6 @@ from .registry import CompilerFn, UnknownBackend, list_backends, lookup_backend,
 register_lazy("numpy", f"{__name__}.numpy_cpu")
 register_lazy("triton", f"{__name__}.triton_gpu")
 register_lazy("c", f"{__name__}.c_cpu")
+register_lazy("tiered", f"{__name__}.tiered")  # numpy first, "c" for hot graphs
 
 __all__ = ["CompilerFn", "UnknownBackend", "list_backends", "lookup_backend", "register_backend", "register_lazy"]

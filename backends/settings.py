@@ -15,6 +15,9 @@ DEFAULTS: dict[str, Any] = {
     "c_threads": 0,  # OpenMP threads (0: one per core)
     "c_parallel_work": 1 << 17,  # element-steps from which a kernel runs on threads
     "c_choose_faster": True,  # a graph split by NumPy steps times its C kernels against the numpy backend
+    "tier_up_seconds": 0.5,  # backend "tiered": run time on numpy after which a graph is compiled for "c"
+    "tier_up_cached_seconds": 0.01,  # the same for a graph whose C module was built in this cache before
+    "tier_up_in_background": True,  # the C compile runs in a background thread (False: in the due call)
 }
 _source: Any = None
 

@@ -24,7 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dynamo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("run", "explain"))
-    parser.add_argument("--backend", default="numpy", help="backend name (default: numpy)")
+    parser.add_argument("--backend", default=None,
+                        help="backend name (default: dynamo.config.default_backend, DYNAMO_BACKEND)")
     parser.add_argument("--html", metavar="PATH", help="explain: also write the report as an HTML page to PATH")
     parser.add_argument("script", help="the Python program to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the program")

@@ -26,6 +26,10 @@ _callbacks: dict[tuple, ConvertFrame] = {}
 
 
 def callback_for(backend: Any, fullgraph: bool, dynamic: bool | None) -> ConvertFrame:
+    if backend is None:
+        from . import config
+
+        backend = config.default_backend
     try:
         compiler = lookup_backend_deferred(backend)
     except UnknownBackend as error:
@@ -43,14 +47,15 @@ def callback_for(backend: Any, fullgraph: bool, dynamic: bool | None) -> Convert
 def compile(
     fn: Callable[..., Any] | None = None,
     *,
-    backend: str | Callable[..., Any] = "numpy",
+    backend: str | Callable[..., Any] | None = None,
     fullgraph: bool = False,
     dynamic: bool | None = None,
 ) -> Any:
     """Compile `fn` (a function, method, lambda or closure) for `backend`.
 
     Usable as `@compile`, `@compile(backend="eager")` or `compile(fn)`. The result behaves like
-    `fn` (same name, docstring, signature) and returns exactly what `fn` returns.
+    `fn` (same name, docstring, signature) and returns exactly what `fn` returns. No backend named:
+    config.default_backend.
     """
     if not isinstance(fullgraph, bool):
         raise TypeError(f"compile(fullgraph=...) takes a bool, got {fullgraph!r}")
@@ -114,7 +119,7 @@ class _CallbackContext:
 
 
 def enable(
-    backend: str | Callable[..., Any] = "numpy", *, fullgraph: bool = False, dynamic: bool | None = None
+    backend: str | Callable[..., Any] | None = None, *, fullgraph: bool = False, dynamic: bool | None = None
 ) -> _CallbackContext:
     """`with dynamo.enable():` compiles every frame started inside the block."""
     return _CallbackContext(callback_for(backend, fullgraph, dynamic))

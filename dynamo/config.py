@@ -142,3 +142,18 @@ c_parallel_work: int = 1 << 17
 # between them, on full arrays) times its first calls against the numpy backend's blocked code for the
 # same graph and keeps the faster (both give NumPy's bits). DYNAMO_C_CHOOSE_FASTER=0: always the C kernels.
 c_choose_faster: bool = os.environ.get("DYNAMO_C_CHOOSE_FASTER", "1") != "0"
+
+# The backend of compile() and enable() when none is named (DYNAMO_BACKEND): "numpy" (NumPy code,
+# milliseconds to compile), "tiered" (numpy first, then "c" for the graphs that run long enough,
+# compiled in the background), "c", "eager", "triton" or any registered name.
+default_backend: str = os.environ.get("DYNAMO_BACKEND", "numpy")
+
+# backend="tiered": seconds of run time a graph spends on the numpy backend before it is compiled
+# for "c" in a background thread, about what a C compile with a cold cache costs (0.3-1 s of a
+# core), so that a graph never costs more than twice its best (the compile paid only by graphs that
+# ran as long on numpy); tier_up_cached_seconds for a graph compiled for "c" in this cache before
+# (its module is on disk: a load, not a compile). 0: at its first call; negative: never.
+# tier_up_in_background=False compiles in the call that finds the graph due (tests: deterministic).
+tier_up_seconds: float = float(os.environ.get("DYNAMO_TIER_UP_SECONDS", "0.5"))
+tier_up_cached_seconds: float = 0.01
+tier_up_in_background: bool = os.environ.get("DYNAMO_TIER_UP_IN_BACKGROUND", "1") != "0"

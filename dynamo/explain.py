@@ -156,6 +156,8 @@ class ExplainOutput:
     loop_count: int = 0  # loop nodes in the graphs, nested ones included
     # compiled versions that timed turns found slower than the original code (dynamo._C entries)
     dropped: list[str] = field(default_factory=list)
+    # per graph of backend "tiered": its tier when the report was made (numpy, compiling, c, stayed numpy)
+    tiers_per_graph: list[str | None] = field(default_factory=list)
 
     @property
     def graph_count(self) -> int:
@@ -225,6 +227,9 @@ class ExplainOutput:
                 lines.append(f"Graph {index}: {len(ops)} ops, most used: {common}")
             notes = self.notes_per_graph[index - 1] if index <= len(self.notes_per_graph) else []
             lines.extend(f"  backend: {note}" for note in notes)
+            tier = self.tiers_per_graph[index - 1] if index <= len(self.tiers_per_graph) else None
+            if tier is not None:
+                lines.append(f"  tier: {tier}")
         if self.loops_by_frame:
             lines.append(f"Loops ({self.loop_count} captured as loop nodes):")
             for name, frame_lines in self.loops_by_frame:
@@ -288,6 +293,7 @@ def report_from(callback: Any) -> ExplainOutput:
     """Summarize everything `callback` (a ConvertFrame) compiled since it was last reset."""
     graphs, ops, guards, reasons, frames, summaries, by_frame, notes, dynamic = [], [], [], [], [], [], [], [], []
     loops: list[tuple[str, list[str]]] = []
+    tiers: list[str | None] = []
     loop_count = 0
     seconds = 0.0
     for code, compiled in callback.compiled_frames:
@@ -295,6 +301,7 @@ def report_from(callback: Any) -> ExplainOutput:
         for graph in compiled.graphs:
             graphs.append(graph.graph_module)
             notes.append(list(getattr(graph, "notes", ())))
+            tiers.append(tier_of(graph))
             ops.append([_op_name(n) for n in graph.graph_module.graph.nodes if n.op not in ("placeholder", "output")])
             seconds += graph.compile_seconds
         frame_guards = [str(g) for g in compiled.guards]
@@ -325,7 +332,15 @@ def report_from(callback: Any) -> ExplainOutput:
     given_up = [f"{code.co_qualname}: {why}" for code, why in callback.given_up]
     return ExplainOutput(graphs, reasons, ops, guards, recompiles, seconds, frames, summaries, by_frame, notes,
                          dynamic, collect(callback), failures, error, given_up=given_up,
-                         loops_by_frame=loops, loop_count=loop_count, dropped=dropped_versions(callback))
+                         loops_by_frame=loops, loop_count=loop_count, dropped=dropped_versions(callback),
+                         tiers_per_graph=tiers)
+
+
+def tier_of(graph: Any) -> str | None:
+    """Where a graph of backend "tiered" runs now and why (None for other backends)."""
+    made = getattr(graph.compiled_fn, "_dynamo_fn", graph.compiled_fn)
+    tier = getattr(made, "tier", None)
+    return tier.describe() if tier is not None else None
 
 
 def dropped_versions(callback: Any) -> list[str]:

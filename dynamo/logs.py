@@ -1,5 +1,6 @@
 """DYNAMO_LOGS artifacts as named loggers: dynamo.graph, dynamo.guards, dynamo.bytecode, ...
-(`dynamic`: symbols of dynamic sizes, the facts guarded on them, and each specialization).
+(`dynamic`: symbols of dynamic sizes, the facts guarded on them, and each specialization; `tiers`: graphs
+of backend "tiered" moving from numpy to c, or staying on numpy, and why).
 
 `DYNAMO_LOGS=graph,guards` turns those loggers on at DEBUG with a stderr handler.
 """
@@ -9,7 +10,7 @@ import logging
 
 from . import config
 
-ARTIFACTS = ("graph", "guards", "bytecode", "breaks", "recompiles", "output_code", "dynamic")
+ARTIFACTS = ("graph", "guards", "bytecode", "breaks", "recompiles", "output_code", "dynamic", "tiers")
 
 _handler: logging.Handler | None = None
 

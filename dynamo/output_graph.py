@@ -357,6 +357,8 @@ def share_warning_registry(compiled_fn: Any, user_globals: dict) -> None:
     """Generated code warns at the user's lines (fx_ir.user_lines); with the user's module name and
     warnings registry in its globals too, a warning shows once per line of the program as in plain
     Python, not once more per compiled graph (each has globals of its own)."""
+    for inner in getattr(compiled_fn, "shares_warnings_with", ()):  # what a backend's callable calls (tiered)
+        share_warning_registry(inner, user_globals)
     function = getattr(compiled_fn, "__func__", compiled_fn)
     namespace = getattr(function, "__globals__", None)
     if not isinstance(namespace, dict) or namespace is user_globals or not isinstance(user_globals, dict):

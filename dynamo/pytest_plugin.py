@@ -24,15 +24,16 @@ _REASONS_SHOWN = 5
 
 def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("dynamo", "run every test body compiled by dynamo")
-    group.addoption("--dynamo-backend", default="numpy", metavar="NAME",
-                    help="the backend test bodies are compiled for: numpy (default), eager, or any registered name")
+    group.addoption("--dynamo-backend", default=None, metavar="NAME",
+                    help="the backend test bodies are compiled for: numpy, tiered, eager, or any registered name "
+                         "(default: dynamo.config.default_backend, DYNAMO_BACKEND)")
     group.addoption("--dynamo-strict", default="on", choices=("on", "off"),
                     help="on (default): an internal error of dynamo raises InternalCompilerError in the test; "
                          "off: the frame runs uncompiled and the summary counts it")
 
 
 def pytest_configure(config: Any) -> None:
-    backend = config.getoption("--dynamo-backend")
+    backend = config.getoption("--dynamo-backend") or dynamo_config.default_backend
     try:
         callback = api.callback_for(backend, False, None)
     except InvalidBackend as error:

@@ -1,0 +1,306 @@
+"""The "tiered" backend: every graph starts on the numpy backend (milliseconds to compile) and moves to
+backend "c" once it has run long enough to pay for a C compile, compiled in a background thread.
+
+Each graph is called through a trampoline, `def graph(a0, a1): return target(a0, a1)`, whose global
+`target` is the only thing a tier-up changes: one dict store under the GIL, so a call that already
+read the old target finishes on it and every later call, in any thread, runs the new one. Until the
+graph is due, `target` times each call (the run time it accumulates is what pays for the compile);
+after that the trampoline is the whole per-call cost. Without a C compiler, or when backend "c" fails
+on the graph, it stays on numpy (`tier` says why; logged to dynamo.tiers, DYNAMO_LOGS=tiers).
+"""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import logging
+import os
+import queue
+import threading
+import time
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import settings
+from .registry import lookup_backend, register_backend
+
+log = logging.getLogger("dynamo.tiers")
+
+__all__ = ["TieredBackend", "TieredGraph", "tiered_backend", "wait_for_tier_ups"]
+
+NUMPY, COMPILING, C, STAYED = "numpy", "compiling", "c", "stayed numpy"
+
+
+class TieredGraph:
+    """One graph's tier: the trampoline's namespace (whose `target` is swapped), the run time counted
+    so far against `budget` (seconds), and `state`: numpy, compiling, c, or stayed numpy (`why`)."""
+
+    def __init__(self, graph_module: Any, numpy_fn: Callable[..., Any], arity: int, budget: float,
+                 marker: Path | None) -> None:
+        self.graph_module = graph_module
+        self.numpy_fn = numpy_fn
+        self.c_fn: Callable[..., Any] | None = None
+        self.budget = budget
+        self.marker = marker  # a file that says this graph's C module was built in this cache before
+        self.spent = 0.0
+        self.state = NUMPY
+        self.why = ""
+        self.c_compile_seconds = 0.0
+        self.namespace: dict[str, Any] = {"tier": self, "numpy_fn": numpy_fn, "clock": time.perf_counter}
+        trampoline_code, counting_code = _codes(arity)
+        self.trampoline = types.FunctionType(trampoline_code, self.namespace, "tiered_graph")
+        # the first calls: numpy's, each timed, until the graph is due
+        self.counting = types.FunctionType(counting_code, self.namespace, "counting")
+        self.namespace["target"] = self.counting
+
+    def due(self, args: tuple[Any, ...]) -> Any:
+        """The graph has run long enough: stop counting, compile it for "c" (in the background, or
+        right here when settings say so), and run this call on whatever the target is now."""
+        self.namespace["target"] = self.numpy_fn
+        missing = _WORKER.missing_compiler()
+        if missing is not None:
+            self.stay(missing)
+        elif _WORKER.stopping:
+            self.stay("the interpreter is exiting")
+        else:
+            self.state = COMPILING
+            if settings.get("tier_up_in_background"):
+                _WORKER.submit(self, args)
+            else:
+                self.tier_up(args)
+        return self.namespace["target"](*args)
+
+    # ---- the compile (the worker thread's job) ----------------------------------------------------
+    def tier_up(self, args: tuple[Any, ...]) -> None:
+        from .c_cpu.toolchain import CCompilerUnavailable
+
+        start = time.perf_counter()
+        try:
+            made = lookup_backend("c")(self.graph_module, list(args))
+        except CCompilerUnavailable as error:
+            self.stay(_WORKER.compiler_missing(f"no C compiler ({error})"))
+            return
+        except Exception as error:  # a failure of backend "c" is never the user's problem
+            self.failed(error)
+            return
+        if getattr(made, "program", None) is None:  # not C kernels (GPU arrays run eagerly on their library)
+            self.stay(f"backend c made no C code for it ({type(made).__name__})")
+            return
+        self.c_compile_seconds = time.perf_counter() - start
+        self.c_fn = made
+        _copy_warning_registry(self.namespace, made)
+        self.state = C
+        self.namespace["target"] = made  # the swap: calls from now on run the C code
+        if self.marker is not None:
+            _touch(self.marker)
+        log.debug("tiered: a graph of %d ops moved to c after %.3f s on numpy (C %s in %.3f s)", _ops(self.graph_module),
+                  self.spent, "compiled" if getattr(made, "compiled", True) else "from the disk cache",
+                  self.c_compile_seconds)
+
+    def stay(self, why: str) -> None:
+        self.state, self.why = STAYED, why
+        self.namespace["target"] = self.numpy_fn
+        log.debug("tiered: a graph of %d ops stays on numpy: %s", _ops(self.graph_module), why)
+
+    def failed(self, error: Exception) -> None:
+        self.stay(f"backend c failed: {type(error).__name__}: {error}")
+        if settings.get("strict"):  # loud in tests: the next call raises what backend c raised
+            def raise_failure(*args: Any) -> Any:
+                raise RuntimeError(f"tiered: backend c failed on a graph that moved up: {error}") from error
+            self.namespace["target"] = raise_failure
+
+    def rearm(self) -> None:
+        """A compile that never finished (the worker thread is gone after a fork): due at the next call."""
+        if self.state == COMPILING:
+            self.state = NUMPY
+            self.namespace["target"] = self.counting
+
+    def describe(self) -> str:
+        """explain's line for the graph's tier."""
+        if self.state == C:
+            return (f"c (moved up after {self.spent:.3f} s on numpy; the C compile took {self.c_compile_seconds:.3f} s "
+                    "in the background)")
+        if self.state == COMPILING:
+            return f"compiling for c in the background (after {self.spent:.3f} s on numpy)"
+        if self.state == STAYED:
+            return f"stayed numpy: {self.why}"
+        return f"numpy ({self.spent:.3f} s run so far; it moves to c after {self.budget:.3f} s)"
+
+
+class TieredBackend:
+    """`backend(graph_module, example_inputs) -> callable`: the numpy backend's code behind a trampoline
+    that moves to backend "c" when the graph is hot (see the module docstring)."""
+
+    def __call__(self, graph_module: Any, example_inputs: list[Any]) -> Callable[..., Any]:
+        numpy_fn = lookup_backend("numpy")(graph_module, example_inputs)
+        from .numpy_cpu import EagerOnDevice
+
+        if isinstance(numpy_fn, EagerOnDevice):
+            return numpy_fn  # GPU arrays: there is no C tier for them
+        arity = sum(1 for n in graph_module.graph.nodes if n.op == "placeholder")
+        marker = _marker(graph_module, example_inputs)
+        cold = float(settings.get("tier_up_seconds"))
+        budget = min(cold, float(settings.get("tier_up_cached_seconds"))) if marker is not None and marker.exists() \
+            else cold
+        tier = TieredGraph(graph_module, numpy_fn, arity, budget, marker)
+        missing = _WORKER.missing_compiler()
+        if missing is not None:
+            tier.stay(missing)
+        elif budget < 0 or budget == float("inf"):
+            tier.stay("config.tier_up_seconds is negative or infinite: tiering is off")
+        run = tier.trampoline
+        run.tier = tier  # type: ignore[attr-defined]
+        # what the frontend reads of a backend's callable: its notes, generated source and plan
+        for name in ("notes", "source", "plan", "compile_seconds"):
+            if hasattr(numpy_fn, name):
+                setattr(run, name, getattr(numpy_fn, name))
+        run.shares_warnings_with = [numpy_fn]  # type: ignore[attr-defined]
+        return run
+
+
+class _Worker:
+    """The one background thread that compiles graphs for "c", one at a time (a C compile already
+    keeps a core busy); started by the first graph due, a daemon (an exiting program never waits
+    for it), made again in a forked child."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[tuple[TieredGraph, tuple[Any, ...]]] = queue.SimpleQueue()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+        self.pending: set[TieredGraph] = set()  # submitted, not finished
+        self.idle = threading.Condition(self.lock)
+        self.no_compiler: tuple[Any, str] | None = None  # (settings' c_compiler, why there is no C compiler)
+        self.stopping = False
+
+    def compiler_missing(self, why: str) -> str:
+        """Remember that the compiler settings name no compiler: later graphs stay on numpy at once."""
+        if self.no_compiler is None:
+            log.info("tiered: graphs stay on the numpy backend: %s", why)
+        self.no_compiler = (settings.get("c_compiler"), why)
+        return why
+
+    def missing_compiler(self) -> str | None:
+        """Why no graph can move to c (no compiler under the current settings), or None."""
+        if self.no_compiler is None or self.no_compiler[0] != settings.get("c_compiler"):
+            return None
+        return self.no_compiler[1]
+
+    def submit(self, tier: TieredGraph, args: tuple[Any, ...]) -> None:
+        with self.lock:
+            self.pending.add(tier)
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self.run, name="dynamo-tier-up", daemon=True)
+                self.thread.start()
+        self.jobs.put((tier, args))
+
+    def run(self) -> None:
+        while not self.stopping:
+            tier, args = self.jobs.get()
+            try:
+                if not self.stopping:
+                    tier.tier_up(args)
+            except BaseException:  # only at interpreter exit: tier_up catches the rest
+                return
+            finally:
+                del args
+                with self.lock:
+                    self.pending.discard(tier)
+                    self.idle.notify_all()
+
+    def wait(self, timeout: float | None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self.lock:
+            while self.pending:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self.idle.wait(left)
+        return True
+
+    def after_fork_in_child(self) -> None:
+        pending = list(self.pending)
+        self.__init__()  # type: ignore[misc]  # the parent's thread and locks do not exist here
+        for tier in pending:
+            tier.rearm()
+
+    def stop(self) -> None:
+        self.stopping = True
+
+
+_WORKER = _Worker()
+os.register_at_fork(after_in_child=_WORKER.after_fork_in_child)
+atexit.register(_WORKER.stop)
+
+
+def wait_for_tier_ups(timeout: float | None = None) -> bool:
+    """Wait until every graph submitted for "c" is compiled (or stayed numpy); False on timeout."""
+    return _WORKER.wait(timeout)
+
+
+_CODES: dict[int, tuple[types.CodeType, types.CodeType]] = {}
+_SOURCE = """
+def tiered_graph({params}):
+    return target({params})
+
+def counting({params}):
+    if tier.spent >= tier.budget:
+        return tier.due(({params}{comma}))
+    start = clock()
+    result = numpy_fn({params})
+    tier.spent += clock() - start
+    return result
+"""
+
+
+def _codes(arity: int) -> tuple[types.CodeType, types.CodeType]:
+    """The trampoline's code and the counting target's, made once per number of graph inputs (no
+    *args: a call passes its arguments as they are)."""
+    codes = _CODES.get(arity)
+    if codes is None:
+        params = ", ".join(f"a{i}" for i in range(arity))
+        namespace: dict[str, Any] = {}
+        exec(compile(_SOURCE.format(params=params, comma="," if arity == 1 else ""), "<tiered-graph>", "exec"),
+             namespace)
+        codes = _CODES.setdefault(arity, (namespace["tiered_graph"].__code__, namespace["counting"].__code__))
+    return codes
+
+
+def _marker(graph_module: Any, example_inputs: list[Any]) -> Path | None:
+    """A file under the disk cache named after the graph's code and its inputs' types and layouts: it
+    exists when this graph was compiled for "c" before (its C module is then likely on disk, and a
+    tier-up costs a load, not a compile)."""
+    root = settings.get("cache_dir")
+    if not root:
+        return None
+    digest = hashlib.sha256(graph_module.code.encode())
+    for value in example_inputs:
+        digest.update(repr((type(value).__name__, getattr(value, "dtype", None), getattr(value, "shape", None),
+                            getattr(value, "strides", None))).encode())
+    return Path(root) / "tiers" / digest.hexdigest()[:32]
+
+
+def _touch(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    except OSError:
+        pass  # only a hint for the next process
+
+
+def _copy_warning_registry(namespace: dict[str, Any], made: Any) -> None:
+    """The frontend gave the trampoline the user's warnings registry and module name (so that a warning
+    shows once per line of the program); the C code that replaces the numpy code gets them too."""
+    function = getattr(made, "__func__", made)
+    target = getattr(function, "__globals__", None)
+    if isinstance(target, dict):
+        for name in ("__warningregistry__", "__name__"):
+            if name in namespace:
+                target[name] = namespace[name]
+
+
+def _ops(graph_module: Any) -> int:
+    return sum(1 for n in graph_module.graph.nodes if n.op not in ("placeholder", "output"))
+
+
+tiered_backend = register_backend(TieredBackend(), name="tiered")

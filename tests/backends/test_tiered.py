@@ -1,0 +1,275 @@
+"""backend="tiered": graphs start on the numpy backend and move to "c" once they have run long enough
+(backends/tiered.py): results bitwise equal before and after the swap, cold graphs never compile C, no
+compiler keeps numpy silently, threads calling through the swap, explain's tiers, enable() and the
+pytest plugin, a fork and an exit with a compile in flight."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import dynamo
+from dynamo import config
+from dynamo.backends import registry, tiered
+
+pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
+                                reason="no C compiler")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    """One private disk cache for this module's C modules (the compiler probe runs once)."""
+    return tmp_path_factory.mktemp("tiered-cache")
+
+
+@pytest.fixture(autouse=True)
+def private_cache(cache_dir):
+    with config.patch(cache_dir=str(cache_dir)):
+        yield
+    assert tiered.wait_for_tier_ups(60)  # no compile of one test runs into the next
+
+
+def fresh(source: str, name: str = "f"):
+    """A function of its own code object (cache entries are per code)."""
+    namespace = {"np": np}
+    exec(textwrap.dedent(source), namespace)
+    return namespace[name]
+
+
+def tier_of(compiled_fn) -> tiered.TieredGraph:
+    callback = dynamo.api.callback_for("tiered", False, None)
+    tiers = [graph.compiled_fn._dynamo_fn.tier for code, frame in callback.compiled_frames
+             if code is compiled_fn._dynamo_fn.__code__ for graph in frame.graphs]
+    assert len(tiers) == 1, tiers
+    return tiers[0]
+
+
+def bits(x) -> bytes:
+    return np.ascontiguousarray(x).tobytes()
+
+
+CHAIN = """
+def f(x, y):
+    return np.sqrt(x * y + 1.5) - x / 3.0
+"""
+
+
+def test_a_hot_graph_moves_to_c_and_gives_the_same_bits():
+    f = fresh(CHAIN)
+    x, y = np.linspace(0.0, 3.0, 1001), np.linspace(-1.0, 1.0, 1001)
+    expected = bits(f(x, y))
+    compiled = dynamo.compile(f, backend="tiered")
+    with config.patch(tier_up_seconds=0.0, tier_up_in_background=False):
+        first = compiled(x, y)  # due at its first call: compiled for c in this call, then run on it
+    tier = tier_of(compiled)
+    assert tier.state == tiered.C and tier.c_fn is not None
+    assert bits(first) == expected
+    for _ in range(3):
+        assert bits(compiled(x, y)) == expected
+
+
+def test_the_swap_in_the_background_keeps_every_result():
+    f = fresh(CHAIN)
+    x, y = np.linspace(0.0, 3.0, 1001), np.linspace(-1.0, 1.0, 1001)
+    expected = bits(f(x, y))
+    compiled = dynamo.compile(f, backend="tiered")
+    with config.patch(tier_up_seconds=0.0):
+        results = [compiled(x, y) for _ in range(3)]
+        tier = tier_of(compiled)
+        assert tier.state in (tiered.COMPILING, tiered.C)
+        assert tiered.wait_for_tier_ups(60)
+        results += [compiled(x, y) for _ in range(3)]
+    assert tier.state == tiered.C
+    assert all(bits(r) == expected for r in results)
+
+
+def test_a_cold_graph_never_compiles_c():
+    f = fresh(CHAIN)
+    compiles = registry.lookup_backend("c").compiles
+    compiled = dynamo.compile(f, backend="tiered")
+    x = np.ones(8)
+    with config.patch(tier_up_seconds=60.0):
+        for _ in range(50):
+            compiled(x, x)
+    tier = tier_of(compiled)
+    assert tier.state == tiered.NUMPY and 0.0 < tier.spent < 60.0
+    assert tiered.wait_for_tier_ups(0) and registry.lookup_backend("c").compiles == compiles
+    assert "numpy (" in tier.describe()
+
+
+def test_a_graph_built_for_c_before_is_due_almost_at_once(tmp_path):
+    f = fresh(CHAIN)
+    x = np.ones(16)
+    with config.patch(cache_dir=str(tmp_path), tier_up_seconds=0.0, tier_up_in_background=False):
+        dynamo.compile(f, backend="tiered")(x, x)
+    dynamo.reset()
+    with config.patch(cache_dir=str(tmp_path), tier_up_seconds=30.0, tier_up_cached_seconds=0.001):
+        compiled = dynamo.compile(f, backend="tiered")
+        compiled(x, x)
+        assert tier_of(compiled).budget == 0.001  # its marker is on disk: a load, not a compile, to pay for
+
+
+def test_no_compiler_stays_on_numpy_without_an_error(tmp_path):
+    f = fresh(CHAIN)
+    x, y = np.linspace(0.0, 3.0, 11), np.linspace(-1.0, 1.0, 11)
+    expected = bits(f(x, y))
+    compiled = dynamo.compile(f, backend="tiered")
+    with config.patch(c_compiler=str(tmp_path / "no-such-cc"), tier_up_seconds=0.0, tier_up_in_background=False):
+        results = [compiled(x, y) for _ in range(3)]
+        tier = tier_of(compiled)
+        assert tier.state == tiered.STAYED and "no C compiler" in tier.describe()
+        assert all(bits(r) == expected for r in results)
+        report = dynamo.explain(fresh(CHAIN), backend="tiered")(x, y)  # a later graph stays at once
+        assert "tier: stayed numpy: no C compiler" in str(report)
+
+
+def test_a_failing_c_compile_stays_on_numpy(monkeypatch):
+    def broken(gm, inputs):
+        raise NotImplementedError("this graph has no C lowering")
+
+    monkeypatch.setitem(registry._BACKENDS, "c", broken)
+    f = fresh(CHAIN)
+    x = np.arange(5.0)
+    compiled = dynamo.compile(f, backend="tiered")
+    with config.patch(tier_up_seconds=0.0, tier_up_in_background=False, strict=False):
+        assert bits(compiled(x, x)) == bits(f(x, x))
+        assert bits(compiled(x, x)) == bits(f(x, x))
+    tier = tier_of(compiled)
+    assert tier.state == tiered.STAYED and "NotImplementedError: this graph has no C lowering" in tier.describe()
+
+
+def test_a_failing_c_compile_is_loud_when_strict(monkeypatch):
+    def broken(gm, inputs):
+        raise NotImplementedError("this graph has no C lowering")
+
+    monkeypatch.setitem(registry._BACKENDS, "c", broken)
+    compiled = dynamo.compile(fresh(CHAIN), backend="tiered")
+    x = np.arange(5.0)
+    with config.patch(tier_up_seconds=0.0, tier_up_in_background=False), \
+            pytest.raises(RuntimeError, match="backend c failed"):
+        compiled(x, x)
+
+
+def test_threads_calling_while_the_graph_moves_to_c():
+    f = fresh(CHAIN)
+    x, y = np.linspace(0.0, 3.0, 4097), np.linspace(-1.0, 1.0, 4097)
+    expected = bits(f(x, y))
+    compiled = dynamo.compile(f, backend="tiered")
+    wrong: list[int] = []
+    start = threading.Barrier(4)
+
+    def calls():
+        start.wait()
+        for _ in range(150):
+            if bits(compiled(x, y)) != expected:
+                wrong.append(1)
+
+    with config.patch(tier_up_seconds=0.0005):
+        compiled(x, y)
+        threads = [threading.Thread(target=calls) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert tiered.wait_for_tier_ups(60)
+    assert not wrong
+    assert tier_of(compiled).state == tiered.C
+    assert bits(compiled(x, y)) == expected
+
+
+def test_explain_shows_each_graph_tier():
+    g = fresh("""
+    def g(x):
+        y = x * 2.0 + 1.0
+        print("break")
+        return np.tanh(y) - x
+    """, "g")
+    x = np.linspace(-1.0, 1.0, 9)
+    report = dynamo.explain(g, backend="tiered")(x)
+    assert report.graph_count == 2 and len(report.tiers_per_graph) == 2
+    assert all(t.startswith("numpy (") for t in report.tiers_per_graph)
+    assert str(report).count("  tier: numpy (") == 2
+    with config.patch(tier_up_seconds=0.0, tier_up_in_background=False):
+        report = dynamo.explain(g, backend="tiered")(x)
+    assert all(t.startswith("c (moved up") for t in report.tiers_per_graph), report.tiers_per_graph
+    assert dynamo.explain(g, backend="numpy")(x).tiers_per_graph == [None, None]
+
+
+def test_enable_and_the_default_backend_setting():
+    f = fresh(CHAIN)
+    x = np.arange(7.0)
+    with config.patch(default_backend="tiered", tier_up_seconds=0.0, tier_up_in_background=False):
+        compiled = dynamo.compile(f)
+        assert bits(compiled(x, x)) == bits(f(x, x))
+        assert tier_of(compiled).state == tiered.C
+        with dynamo.enable():
+            assert bits(f(x + 1.0, x)) == bits(np.sqrt((x + 1.0) * x + 1.5) - (x + 1.0) / 3.0)
+
+
+def run_python(source: str, cache, **env):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(source)], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT, env={**os.environ, "DYNAMO_CACHE_DIR": str(cache), **env})
+
+
+def test_exit_with_a_compile_in_flight_prints_nothing(tmp_path):
+    done = run_python("""
+        import numpy as np, dynamo
+        @dynamo.compile(backend="tiered")
+        def f(x):
+            return np.sqrt(x * 3.0 + 2.0) - x
+        x = np.ones(100)
+        for _ in range(3):
+            f(x)
+        print("done")
+    """, tmp_path, DYNAMO_TIER_UP_SECONDS="0", DYNAMO_LOGS="tiers")
+    assert done.returncode == 0 and done.stdout == "done\n", done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "Exception" not in done.stderr, done.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_moves_its_graphs_up_too(tmp_path):
+    done = run_python("""
+        import os, numpy as np, dynamo
+        from dynamo.backends import tiered
+        @dynamo.compile(backend="tiered")
+        def f(x):
+            return np.sqrt(x * 3.0 + 2.0) - x
+        x = np.linspace(0.0, 1.0, 50)
+        expected = (np.sqrt(x * 3.0 + 2.0) - x).tobytes()
+        f(x)
+        f(x)  # due: its compile may still run when the process forks
+        pid = os.fork()
+        if pid == 0:
+            ok = all(f(x).tobytes() == expected for _ in range(3))
+            ok = ok and tiered.wait_for_tier_ups(120) and f(x).tobytes() == expected
+            os._exit(0 if ok else 3)
+        _, status = os.waitpid(pid, 0)
+        assert tiered.wait_for_tier_ups(120) and f(x).tobytes() == expected
+        print(os.waitstatus_to_exitcode(status))
+    """, tmp_path, DYNAMO_TIER_UP_SECONDS="0")
+    assert done.returncode == 0 and done.stdout == "0\n", done.stdout + done.stderr
+
+
+def test_the_pytest_plugin_compiles_test_bodies_tiered(tmp_path):
+    (tmp_path / "test_sample.py").write_text(textwrap.dedent("""
+        import numpy as np
+
+        def test_chain():
+            x = np.linspace(0.0, 1.0, 33)
+            for _ in range(3):
+                assert (np.sqrt(x * 2.0 + 1.0) - x).tobytes() == (np.sqrt(x * 2.0 + 1.0) - x).tobytes()
+    """))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "dynamo.pytest_plugin",
+                           "--dynamo-backend", "tiered", str(tmp_path / "test_sample.py")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": ROOT, "DYNAMO_CACHE_DIR": str(tmp_path / "cache"),
+                               "DYNAMO_TIER_UP_SECONDS": "0"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "dynamo (tiered backend)" in done.stdout
