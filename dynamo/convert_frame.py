@@ -70,7 +70,7 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
                               explain_break, reconstruct)
     from .output_graph import OutputGraph
     from .symbolic_convert import InstructionTranslator
-    from .loop_capture import peeled_loop_broken
+    from .loop_capture import peeled_loop_broken, unrolled_past_budget
     from .loop_records import LoopRecords, RetraceWithoutLoop
     from .resume import python_region
     from .translator.core import BreakHere
@@ -114,6 +114,12 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
             breaks = [reason]
             break
         except Unsupported as error:
+            if output.instructions_traced > config.trace_instruction_budget:
+                forced = unrolled_past_budget(loops)
+                if forced is not None:  # the retrace captures that short loop: its body traced once
+                    breaks_log.debug("%s: unrolling ran past the budget: %s", code.co_qualname, error)
+                    loops.forced.add(forced)
+                    continue
             if tx.open_withs:  # a break inside a captured np.errstate block: that block runs in Python
                 loops.plain_withs.add(tx.open_withs[0][0])
                 continue
@@ -122,6 +128,8 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
                 loops.rejected[peeled.key] = peeled.rejected
                 continue
             if fullgraph or reason is not None or getattr(error, "break_step", None) is None:
+                # the frame runs as written: explain still lists the loops its traces could not capture
+                error.loop_notes = [rejected.describe() for rejected in loops.rejected.values()]  # type: ignore[attr-defined]
                 raise
             reason = detached(error)
             continue
@@ -445,7 +453,8 @@ class ConvertFrame:
         guards = GuardSet()
         for index, (name, value) in enumerate(zip(frame.f_code.co_varnames, frame.f_args)):
             guards.add(LocalSource(index, name), GuardKind.TYPE_IS, type(value))
-        return CompiledFrame(guards, flatten_signature(frame.f_code), fallback_reason=detached(reason))
+        return CompiledFrame(guards, flatten_signature(frame.f_code), fallback_reason=detached(reason),
+                             loops=list(getattr(reason, "loop_notes", ())))
 
     @staticmethod
     def _check(frame: Any, entry: Any) -> int:

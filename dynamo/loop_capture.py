@@ -26,7 +26,7 @@ from .loop_body import (LONGEST_LOOP, BodyTrace, NotCaptured, carried_argument, 
                         carried_value, is_int, reason_of, stored_locals, value_bases)
 from .loop_counters import check_fits_int64, check_step, find_counters, iterations_before, value_of
 from .loop_items import ItemPlan, plan_of
-from .loop_records import CapturedLoop, RejectedLoop, RetraceWithoutLoop
+from .loop_records import CapturedLoop, LoopRecords, RejectedLoop, RetraceWithoutLoop
 from .shapes.loop_symbols import LoopBounds
 from .variables.arrays import ArrayVariable
 from .variables.base import VariableTracker
@@ -49,6 +49,16 @@ class NeedsPeeling(NotCaptured):
     """A Python number is carried: its type may change in the first iteration (0.0 + np.float64)."""
 
 
+class DependsOnOuterLoop(NotCaptured):
+    """A question of the body depends on enclosing loops' variables only (`if E - w >= 0` in a loop
+    nested in the loops over E and w): unrolling this loop would not answer it, so the outermost of
+    those loops is the one that runs as before."""
+
+    def __init__(self, reason: str, symbols: frozenset) -> None:
+        super().__init__(reason)
+        self.symbols = symbols
+
+
 class _IterationMarker(VariableTracker):
     """Stands where the range iterator would be on the stack while the body is traced."""
 
@@ -65,10 +75,16 @@ def iterate(tx: "Tx", iterable: VariableTracker) -> VariableTracker | None:
     if plan is None:
         return iterable.iterator(tx)
     length = plan.length
-    if not sizes.is_symbolic(length) and int(length) <= config.loop_unroll_threshold and not _has_inner_loop(tx):
-        return iterable.iterator(tx)  # short, known and innermost: unrolled (a flat graph fuses across iterations)
     records = tx.output.loops
     key = records.key(tx.code, tx.ip)
+    if (not sizes.is_symbolic(length) and int(length) <= config.loop_unroll_threshold and not _has_inner_loop(tx)
+            and key not in records.forced):
+        # short, known and innermost: unrolled (a flat graph fuses across iterations), unless its body
+        # calls functions whose loops make the unrolled trace too long (unrolled_past_budget)
+        iterator = iterable.iterator(tx)
+        if key not in records.rejected:
+            records.unrolled.append((key, iterator))
+        return iterator
     if key in records.rejected:
         return iterable.iterator(tx)
     if key in records.peeled:
@@ -80,9 +96,14 @@ def iterate(tx: "Tx", iterable: VariableTracker) -> VariableTracker | None:
 def capture(tx: "Tx", key: Any, for_ip: int, plan: ItemPlan, peeled: bool) -> None:
     """Trace the loop at `for_ip` over `plan` (its range and items) into a loop node, or raise
     RetraceWithoutLoop."""
-    loop = _LoopCapture(tx, for_ip, plan, peeled)
+    loop = _LoopCapture(tx, key, for_ip, plan, peeled)
     try:
         loop.run()
+    except DependsOnOuterLoop as why:
+        owner = next((tx.output.loops.capturing[s] for s in tx.output.loops.capturing if s in why.symbols), None)
+        assert owner is not None  # the symbols of a question are those of loops being captured
+        owner_key, location, variable = owner
+        raise RetraceWithoutLoop(owner_key, RejectedLoop(location, variable, str(why))) from None
     except NeedsPeeling as why:
         raise RetraceWithoutLoop(key, RejectedLoop(loop.location, loop.variable, str(why)), peel=True) from None
     except NotCaptured as why:
@@ -156,6 +177,18 @@ def peeled_loop_broken(tx: "Tx", error: Unsupported) -> RetraceWithoutLoop | Non
     return None
 
 
+def unrolled_past_budget(records: LoopRecords) -> Any:
+    """The trace ran past config.trace_instruction_budget while short loops were unrolled (a loop of
+    25 time steps whose body calls a function with loops of its own: NPBench cavity_flow): the key of
+    the outermost of them still running, which the retrace captures as a loop node; None if none is left."""
+    for key, iterator in records.unrolled:
+        if key in records.forced or key in records.rejected:
+            continue
+        if not getattr(iterator, "exhausted", True):
+            return key
+    return None
+
+
 def _has_inner_loop(tx: "Tx") -> bool:
     """Whether the loop whose FOR_ITER is at tx.ip contains another loop: unrolling a nest
     multiplies the trip counts (seidel_2d: 8 x 48 x 48 iterations ran past the trace budget)."""
@@ -171,8 +204,10 @@ def _exit_index(tx: "Tx", for_ip: int) -> int:
 
 
 class _LoopCapture:
-    def __init__(self, tx: "Tx", for_ip: int, plan: ItemPlan, peeled: bool) -> None:
+    def __init__(self, tx: "Tx", key: Any, for_ip: int, plan: ItemPlan, peeled: bool) -> None:
         self.tx = tx
+        self.key = key
+        self.symbol: Any = None
         self.plan = plan  # the range of the loop node, and the item each iteration gets
         self.output = tx.output
         self.start, self.stop, self.step = plan.start, plan.stop, plan.step
@@ -200,7 +235,7 @@ class _LoopCapture:
         self.int_bounds: dict[str, int] = {}
 
         body = Graph()
-        symbol = sympy.Symbol(f"i{len(output.shape_env.loop_bounds)}_{self.index_name}", integer=True)
+        symbol = self.symbol = sympy.Symbol(f"i{len(output.shape_env.loop_bounds)}_{self.index_name}", integer=True)
         lower, upper = (self.start, sympy.sympify(self.stop) - 1) if self.step > 0 else (sympy.sympify(self.stop) + 1, self.start)
         with BodyTrace(tx, body) as trace:
             index_node = trace.placeholder(self.index_name, symbol)
@@ -218,7 +253,11 @@ class _LoopCapture:
             index = SymbolicIntVariable(output, symbol, node=index_node)
             tx.push(self.plan.item(tx, index))
             tx.ip = self.for_ip + 1
-            self._trace_one_iteration(head_depth)
+            output.loops.capturing[symbol] = (self.key, self.location, self.variable)
+            try:
+                self._trace_one_iteration(head_depth)
+            finally:
+                del output.loops.capturing[symbol]
             after = {name: tx.symbolic_locals.get(name) for name in carried_names}
             trace.check_side_effects()
             for name, counter in counters.items():
@@ -290,6 +329,9 @@ class _LoopCapture:
                     raise NotCaptured("the body leaves the loop")
                 tx.step()
         except Unsupported as error:
+            outer: frozenset = getattr(error, "loop_symbols", frozenset())
+            if outer and self.symbol not in outer and all(s in self.output.loops.capturing for s in outer):
+                raise DependsOnOuterLoop(reason_of(error), outer) from None
             if not self.peeled and self.carried_ints:
                 # a Python int carried may become a NumPy scalar in the first iteration (total = 0; total += a[i])
                 raise NeedsPeeling(f"the carried ints {', '.join(self.carried_ints)} meet {reason_of(error)}") from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import types
 from dataclasses import dataclass, field
+from typing import Any
 
 from .exc import SourceLocation
 
@@ -62,6 +63,13 @@ class LoopRecords:
     captured: list[CapturedLoop] = field(default_factory=list)
     rejected: dict[LoopKey, RejectedLoop] = field(default_factory=dict)
     peeled: set[LoopKey] = field(default_factory=set)  # loops captured after their first iteration
+    # short loops captured all the same: unrolling them ran past the trace instruction budget
+    forced: set[LoopKey] = field(default_factory=set)
+    # per trace: the loops whose bodies are being traced now, outermost first: induction symbol ->
+    # (key, location, loop variable)
+    capturing: dict[Any, tuple[LoopKey, SourceLocation | None, str]] = field(default_factory=dict)
+    # per trace: the short loops unrolled so far, with their iterators (open while not exhausted)
+    unrolled: list[tuple[LoopKey, Any]] = field(default_factory=list)
     encounters: dict[tuple[types.CodeType, int], int] = field(default_factory=dict)
     depth: int = 0  # loop bodies being traced right now
     # np.errstate blocks (code, index of BEFORE_WITH) that broke the graph inside: run in Python on retraces
@@ -74,7 +82,8 @@ class LoopRecords:
 
     def next_trace(self) -> LoopRecords:
         """The records a retrace of the same frame starts with: the rejections carry over."""
-        return LoopRecords(rejected=self.rejected, peeled=self.peeled, plain_withs=self.plain_withs)
+        return LoopRecords(rejected=self.rejected, peeled=self.peeled, forced=self.forced,
+                           plain_withs=self.plain_withs)
 
     def report(self) -> list[str]:
         return [c.describe() for c in self.captured] + [r.describe() for r in self.rejected.values()]

@@ -8,6 +8,7 @@ do not give means the body's shapes depend on the iteration: the loop is not cap
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -27,7 +28,10 @@ class LoopBounds:
 
 
 class IterationDependent(Unsupported):
-    """A size decision inside a loop body that differs between iterations (or cannot be proven not to)."""
+    """A size decision inside a loop body that differs between iterations (or cannot be proven not to).
+    `loop_symbols`: the induction symbols the question mentions (the loops that would have to unroll)."""
+
+    loop_symbols: frozenset = frozenset()
 
 
 def mentions_loop(env: "ShapeEnv", expr: Any) -> bool:
@@ -111,6 +115,18 @@ def decide_equal_in_loop(env: "ShapeEnv", a: Any, b: Any) -> bool:
 
 
 def iteration_dependent(env: "ShapeEnv", what: str) -> IterationDependent:
-    names = ", ".join(b.name for s, b in env.loop_bounds.items())
-    return IterationDependent(Category.LOOP_CAPTURE, f"{what} depends on the iteration (loop variable {names})",
-                              "the loop runs in Python (unrolled where short enough)")
+    """The reason, in the program's names: `whether E - w >= 0 depends on the iteration (loop
+    variables E, w)`, the loop symbols written as the variables they stand for."""
+    named, mentioned = [], []
+    for symbol, bounds in env.loop_bounds.items():
+        text, count = re.subn(rf"\b{re.escape(str(symbol))}\b", bounds.name, what)
+        if count:
+            what = text
+            named.append(bounds.name)
+            mentioned.append(symbol)
+    names = ", ".join(named or [b.name for b in env.loop_bounds.values()])
+    plural = "s" if len(named) > 1 else ""
+    error = IterationDependent(Category.LOOP_CAPTURE, f"{what} depends on the iteration (loop variable{plural} {names})",
+                               "the loop runs in Python (unrolled where short enough)")
+    error.loop_symbols = frozenset(mentioned)
+    return error
