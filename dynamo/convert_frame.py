@@ -16,7 +16,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
-from . import _C, config, resume_origins, skipfiles
+from . import _C, builtins_watch, config, resume_origins, skipfiles
 from .exc import Category, DynamoError, InternalCompilerError, SourceLocation, Unsupported
 from .logs import get_artifact_logger
 
@@ -351,6 +351,10 @@ class ConvertFrame:
         return f"<ConvertFrame backend={self.backend_name!r} fullgraph={self.fullgraph}>"
 
     def __call__(self, frame: Any) -> Any:
+        if builtins_watch.changed():
+            # dynamo's own code would look up the program's builtins (run its __eq__, call its
+            # replacements, miss deleted names): this call runs the original, and nothing is cached
+            return None
         code = frame.f_code
         if skipfiles.is_skipped(code) or (skipfiles.is_generated(code) and skipfiles.generated_code_skipped(
                 resume_origins.source_of(code), frame.f_globals)):

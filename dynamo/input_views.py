@@ -24,6 +24,10 @@ def basic_index_of(base: np.ndarray, view: np.ndarray) -> tuple[slice, ...] | No
         return None
     if any(stride <= 0 for stride in base.strides):
         return None
+    if base.flags.writeable != view.flags.writeable:
+        # base[index] takes the base's flag: a writeable array made from np.broadcast_to's read-only
+        # view of it would refuse writes (and a read-only view made from its base would take them)
+        return None
     offset = address(view) - address(base)
     if offset < 0:
         return None

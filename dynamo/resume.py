@@ -369,8 +369,11 @@ def _make_region(code: types.CodeType, entry: int) -> PythonRegion | None:
         return None
     facts = analyze(code)
     bound = facts.bound_locals(0, frozenset(code.co_varnames[: compat.argument_slots(code)]) - set(code.co_cellvars))
-    exit_index = next((index for index in range(entry + 1, len(facts.instructions))
-                       if _can_hand_off(facts, index, bound)), None)
+    # a resume function's code ends with the handlers unbound_cell_read appends, which no index of
+    # its original maps to (a hand-off there resumed past the original's end: fuzz seed 1031167)
+    original, shift = origin_of(code)
+    end = min(len(facts.instructions), len(analyze(original).instructions) + shift)
+    exit_index = next((index for index in range(entry + 1, end) if _can_hand_off(facts, index, bound)), None)
     if exit_index is None:
         return None
     # the normal way out of try/except jumps over the handlers: hand off where the paths meet

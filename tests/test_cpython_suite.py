@@ -38,10 +38,6 @@ KNOWN: dict[str, dict[str, str]] = {
         'test_exceptions.PEP626Tests::test_missing_lineno_shows_as_none':
             'issue #17 class 6 (introspection), owned by the semantics change',
     },
-    'test_iter': {
-        'test_iter.TestCase::test_reduce_mutating_builtins_iter':
-            'an internal error of dynamo; differs compiled; found by this run, not fixed yet (see the session report)',
-    },
 }
 
 

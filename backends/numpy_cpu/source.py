@@ -296,7 +296,14 @@ class SourceWriter(CodeGen):
             for operand in member.all_input_nodes:
                 if operand in members:
                     last[operand] = member
+        last_source = None
         for member in kernel.members:
+            # each member at its own user line, as in the kernel: a warning of the small-size branch
+            # points where plain NumPy's does, not at the line of the statement before the kernel
+            source = source_of(member)
+            if source is not None and source != last_source:
+                self._body.extend(f"# {line}" for line in source.splitlines())
+                last_source = source
             reused = self._dying_buffer(member, members, outputs, last)
             if reused is None:
                 getattr(self, f"emit_{member.op.value}")(member)

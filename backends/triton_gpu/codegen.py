@@ -195,7 +195,13 @@ class KernelWriter:
         axes = self.k.axes_of(e.index)
         mask = self.mask(axes)
         masked = f", mask={mask}, other=0" if mask else ""
-        text = f"tl.load({e.buffer}_ptr + {self.print_index(e.index)}{masked})"
+        index = self.print_index(e.index)
+        if not axes and self.rank:
+            # one element, loaded as a block of ones: Triton's interpreter types a comparison of a 0-d
+            # value by its operand, so `(x != 0) & block` of a loaded scalar x met float data (fuzz seed
+            # 2000074: np.logical_and(np.mean(a, axis=0), b) raised InterpreterError)
+            index = f"{index} + tl.zeros({self.shape(set())}, tl.int32)"
+        text = f"tl.load({e.buffer}_ptr + {index}{masked})"
         return f"({text} != 0)" if buf.dtype.kind == "b" else text
 
     def index_value(self, e: IndexValue) -> str:

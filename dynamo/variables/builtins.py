@@ -18,7 +18,7 @@ from ..exc import Category, unsupported
 from ..guards import GuardKind
 from .base import VariableTracker
 from .constant import ConstantVariable
-from .fold_limits import check_fold_size, repeated_length
+from .fold_limits import check_fold_size, repeated_length, warnings_run_in_python
 from .symbolic import concrete, holds_symbolic, not_the_same_object, symbolic_extremum
 
 if TYPE_CHECKING:
@@ -416,7 +416,9 @@ def _extremum(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
                         f"use np.{'maximum' if fn is max else 'minimum'} for arrays")
         raw = [k.as_python_constant() for k in keys]
         try:
-            return items[fn(range(len(items)), key=raw.__getitem__)]
+            with warnings_run_in_python(f"{fn.__name__}()"):  # max(2**31, np.float16(0)) casts and warns
+                chosen = fn(range(len(items)), key=raw.__getitem__)
+            return items[chosen]
         except TypeError as error:
             unsupported(Category.EXCEPTION, f"{fn.__name__}() raises TypeError: {error}")
 

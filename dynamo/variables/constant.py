@@ -9,7 +9,7 @@ import numpy as np
 
 from ..exc import Category, unsupported
 from .base import VariableTracker, unsupported_method
-from .fold_limits import check_container_size, check_fold_size
+from .fold_limits import check_container_size, check_fold_size, warnings_run_in_python
 
 if TYPE_CHECKING:
     from ..codegen import PyCodegen
@@ -161,10 +161,11 @@ def _call_pure(tx: "Tx", fn: Any, label: str, args: list[VariableTracker], kwarg
                     "keep such values out of the compiled function, or accept a graph break here")
     raw_args = [a.as_python_constant() for a in args]
     check_fold_size(fn, raw_args, kwargs)
-    try:
-        result = fn(*raw_args, **{k: v.as_python_constant() for k, v in kwargs.items()})
-    except Exception as error:  # the real code raises the same error when it runs
-        unsupported(Category.EXCEPTION, f"{label} raises {type(error).__name__}: {error}")
+    with warnings_run_in_python(label):
+        try:
+            result = fn(*raw_args, **{k: v.as_python_constant() for k, v in kwargs.items()})
+        except Exception as error:  # the real code raises the same error when it runs
+            unsupported(Category.EXCEPTION, f"{label} raises {type(error).__name__}: {error}")
     return wrap_constant_result(result)
 
 

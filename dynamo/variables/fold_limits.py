@@ -1,11 +1,14 @@
-"""Size limits on Python values computed while tracing: an operation whose result (or whose work)
-would be huge runs in Python instead, so that `(a,) * 2**31` or `sum(range(10**12))` never hangs a compile."""
+"""Limits on Python values computed while tracing: an operation whose result (or whose work) would be
+huge runs in Python instead, so that `(a,) * 2**31` or `sum(range(10**12))` never hangs a compile, and so
+does one that warns (its warning must come from the user's line, on every call)."""
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import types
-from typing import Any, Callable
+import warnings
+from typing import Any, Callable, Iterator
 
 from .. import config
 from ..exc import Category, unsupported
@@ -97,3 +100,16 @@ def repeated_length(items: list[Any], count: Any) -> int:
     times = max(operator.index(count), 0)
     check_container_size(len(items) * times, "a repeated sequence", "fold_size_limit")
     return times
+
+
+@contextlib.contextmanager
+def warnings_run_in_python(what: str) -> Iterator[None]:
+    """Around a computation on constants made while tracing (comparing NumPy scalars in max() or
+    sorted(), say): if it warns, the trace breaks there and the program's line runs it in Python,
+    which warns at that line on every call; folded, the warning came from dynamo's frame, once."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    if caught:
+        first = caught[0]
+        unsupported(Category.EXCEPTION, f"{what} warns ({first.category.__name__}: {first.message})")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..exc import Category, unsupported
 from .base import BoundMethodVariable, VariableTracker, unsupported_method
-from .fold_limits import repeated_length
+from .fold_limits import repeated_length, warnings_run_in_python
 
 if TYPE_CHECKING:
     from ..codegen import PyCodegen
@@ -265,7 +265,8 @@ def sorted_items(tx: "Tx", items: list[VariableTracker], key: VariableTracker | 
     descending = bool(reverse.as_python_constant()) if reverse is not None else False
     try:
         # sorting positions by key is the same permutation (same comparisons, same stability)
-        order = sorted(range(len(items)), key=raw.__getitem__, reverse=descending)
+        with warnings_run_in_python("sorting"):
+            order = sorted(range(len(items)), key=raw.__getitem__, reverse=descending)
     except TypeError as error:
         unsupported(Category.EXCEPTION, f"sorting raises TypeError: {error}")
     return [items[i] for i in order]
@@ -277,7 +278,8 @@ def same_or_equal(element: VariableTracker, item: VariableTracker, what: str) ->
         return True
     if not (element.is_python_constant() and item.is_python_constant()):
         unsupported(Category.DATA_DEPENDENT_VALUE, f"{what} compares {item.describe()} with {element.describe()} by value")
-    return bool(element.as_python_constant() == item.as_python_constant())
+    with warnings_run_in_python(what):
+        return bool(element.as_python_constant() == item.as_python_constant())
 
 
 def _is_none(value: VariableTracker) -> bool:

@@ -1,6 +1,7 @@
 """Cases found by running CPython's Lib/test under the pytest plugin (tests/test_cpython_suite.py),
 each reduced to its mechanism and compared plain against compiled: identity of tuple(), object_init's
 argument check, list equality whose items mutate the lists, odd values read from the frame."""
+import builtins
 import itertools
 import types
 import weakref
@@ -245,3 +246,41 @@ def test_mro_of_a_class_being_created_traced():
     with dynamo.enable(backend="eager"):  # mro() is traced while type.__new__ runs it
         got = make_class_with_a_custom_mro()
     assert (got, list(CALLS)) == expected
+
+
+class _MadeInside:
+    def __init__(self, value):
+        self.value = value + 1
+
+
+def _make(x):
+    return _MadeInside(x * 2).value
+
+
+def test_builtins_keyed_by_a_programs_object_are_left_to_python():
+    # CPython's test_iter (test_reduce_mutating_builtins_iter) replaces builtins' 'iter' by an object
+    # whose __eq__ has effects: dynamo's own lookups of builtins called it, or missed 'iter' (internal error)
+    calls = []
+
+    class Key:
+        def __hash__(self):
+            return hash("iter")
+
+        def __eq__(self, other):
+            calls.append(other)
+            return other == "iter"
+
+    dynamo.reset()
+    compiled = dynamo.compile(_make, backend="eager")
+    namespace = builtins.__dict__
+    original, key = namespace["iter"], Key()
+    del namespace["iter"]
+    namespace[key] = original
+    try:
+        result = compiled(np.ones(2))
+        seen = list(calls)
+    finally:
+        del namespace[key]   # found by identity: no __eq__
+        namespace["iter"] = original
+    assert seen == [] and np.array_equal(result, _make(np.ones(2)))
+    assert np.array_equal(compiled(np.ones(2)), _make(np.ones(2)))   # compiled again once builtins are whole

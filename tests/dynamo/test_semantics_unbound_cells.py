@@ -78,8 +78,18 @@ def inner_reads_the_empty_cell(x):
     return inner()
 
 
+def loop_cell_read_after_the_loop(x):
+    # fuzz seed 1031167: the loop breaks, so its resume function runs it in Python up to a hand-off
+    # point; that point was searched in the handler code appended for the cell read after the loop
+    for row in x:
+        f"{x!r}"
+        def inner():
+            return row
+    return row
+
+
 CASES = [read_after_a_break, read_after_del, delete_twice, read_inside_try, read_inside_except, read_in_a_loop,
-         inner_reads_the_empty_cell]
+         inner_reads_the_empty_cell, loop_cell_read_after_the_loop]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -27,6 +27,7 @@ class Chunk:
     started: float = field(default_factory=time.monotonic)
     results: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     failures: list[dict] = field(default_factory=list)
+    known: list[dict] = field(default_factory=list)   # failures of a class of fuzz_known.py
     done: set[tuple[int, str]] = field(default_factory=set)
 
 
@@ -66,6 +67,7 @@ def summary(journals: list[Path]) -> str:
     seeds: dict[str, set[int]] = defaultdict(set)
     totals: dict[str, Counter] = defaultdict(Counter)
     failures: list[str] = []
+    known: Counter = Counter()
     for journal in journals:
         for line in journal.read_text().splitlines():
             entry = json.loads(line)
@@ -73,8 +75,11 @@ def summary(journals: list[Path]) -> str:
                 seeds[backend].update(range(entry["first"], entry["last"] + 1))
                 totals[backend].update(counts)
             failures += [f"  {f['backend']} seed {f['seed']}: {f['signature']}" for f in entry["failures"]]
+            known.update((k["backend"], k["class"]) for k in entry.get("known", []))  # recorded since 1030000
     lines = [f"{backend}: {len(seeds[backend])} programs ({', '.join(f'{k} {v}' for k, v in sorted(totals[backend].items()))})"
              for backend in sorted(seeds)]
+    lines += [f"known, by class (journals that name them): {backend}: {n} x {name}"
+              for (backend, name), n in sorted(known.items())]
     return "\n".join(lines + ([f"failures: {len(failures)}"] + failures if failures else ["failures: 0"]))
 
 
@@ -123,6 +128,8 @@ def run_parallel(backends: list[str], seeds: range, *, workers: int, journal: Pa
         chunk.done.add((seed, backend))
         chunk.results[backend][result["outcome"]] += 1
         totals[result["outcome"]] += 1
+        if result["outcome"] == "known":
+            chunk.known.append({"seed": seed, "backend": backend, "class": result.get("known", "")})
         if result["outcome"] == "failure":
             chunk.failures.append({"seed": seed, "backend": backend, "signature": result["signature"]})
             log(result.get("report", f"seed {seed}, backend {backend}: {result['signature']}"))
@@ -133,7 +140,8 @@ def run_parallel(backends: list[str], seeds: range, *, workers: int, journal: Pa
     def finish(chunk: Chunk) -> None:
         entry = {"first": chunk.first, "last": chunk.last, "commit": commit,
                  "seconds": round(time.monotonic() - chunk.started),
-                 "results": {b: dict(chunk.results[b]) for b in backends}, "failures": chunk.failures}
+                 "results": {b: dict(chunk.results[b]) for b in backends}, "failures": chunk.failures,
+                 "known": chunk.known}
         with journal.open("a") as handle:
             handle.write(json.dumps(entry) + "\n")
         log(f"[seeds {chunk.first}..{chunk.last} done in {entry['seconds']} s: {dict(totals)}]")
