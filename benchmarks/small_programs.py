@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import statistics
 import sys
 import time
 from collections import Counter
@@ -278,29 +279,31 @@ def same(np, a, b) -> bool:
 
 def measure(np, dynamo, make, rounds: int, calls: int) -> dict:
     from dynamo.explain import dropped_versions
-    from harness import interleaved_samples
+    from harness import interleaved_samples, median_ratios
 
     fn, drive = make(np)
     plain_fn, plain_drive = make(np)  # its own state: both run the same sequence of calls
     compiled = dynamo.compile(fn)
     callback = compiled._dynamo_callback
     start = len(callback.compiled_frames)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     first = drive(compiled)
-    first_seconds = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    first_seconds = time.process_time() - t0
+    t0 = time.process_time()
     expected = plain_drive(plain_fn)
-    plain_first = time.perf_counter() - t0
+    plain_first = time.process_time() - t0
     agree = same(np, first, expected)
     for _ in range(3):  # a few more calls: the values change, the results must still agree
         agree = agree and same(np, drive(compiled), plain_drive(plain_fn))
+    # CPU time of this process (its pool threads included): the machine's other load adds none
     samples = interleaved_samples({"plain": lambda: plain_drive(plain_fn), "compiled": lambda: drive(compiled)},
-                                  calls, rounds=rounds)
+                                  calls, rounds=rounds, clock=time.process_time)
     counts = compiles_per_code(callback, start, fn)
     given_up = [why for code, why in callback.given_up if code.co_qualname.startswith(fn.__code__.co_qualname)]
     return {
-        "name": make.__name__, "same": agree, "plain": min(samples["plain"]), "compiled": min(samples["compiled"]),
-        "ratio": min(samples["plain"]) / min(samples["compiled"]), "first": first_seconds, "plain_first": plain_first,
+        "name": make.__name__, "same": agree, "plain": statistics.median(samples["plain"]),
+        "compiled": statistics.median(samples["compiled"]), "ratio": median_ratios(samples, "plain")["compiled"],
+        "first": first_seconds, "plain_first": plain_first,
         "compiles": sum(counts.values()), "max_per_code": max(counts.values(), default=0),
         "given_up": len(given_up), "dropped": sum(1 for line in dropped_versions(callback) if line.startswith(fn.__code__.co_qualname)),
     }
@@ -318,7 +321,7 @@ def main() -> None:
     options = parser.parse_args()
     if options.timed_turns is not None:
         dynamo.config.timed_turns = options.timed_turns
-    rounds, calls = (3, 2) if options.quick else (9, 5)
+    rounds, calls = (3, 2) if options.quick else (15, 5)
     print(f"small programs: Python {sys.version.split()[0]}, NumPy {np.__version__}, backend numpy, "
           f"timed_turns={dynamo.config.timed_turns}\n", flush=True)
     header = (f"{'program':16} {'same':>5} {'plain':>10} {'compiled':>10} {'speed':>6} {'1st plain':>10} "
@@ -335,8 +338,8 @@ def main() -> None:
     many = [r["name"] for r in rows if r["max_per_code"] > 2]
     print(f"\nsteady state under 0.95x plain: {', '.join(slow) or 'none'}; "
           f"a function compiled more than twice: {', '.join(many) or 'none'}")
-    print("speed: plain time / compiled time per call, best of the interleaved rounds (a shared machine's load "
-          "only adds time); "
+    print("plain, compiled: process CPU time per call, median of the interleaved rounds; speed: median over "
+          "rounds of plain / compiled in that round; "
           "max/fn: most versions of one code object (its resume functions counted apart); "
           "gave up: frames that stopped recompiling for new values and run their original code; "
           "dropped: compiled versions that timed turns found slower than the original")

@@ -2,6 +2,7 @@
 array writes a graph holds keep their order with an op that raises (plain Python's order)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -9,6 +10,8 @@ import numpy as np
 from .exc import Category, unsupported
 from .fx_ir import ops as registry
 from .fx_ir.tensor_meta import TensorMeta
+from .guards import GuardKind
+from .sources import StateSource
 
 if TYPE_CHECKING:
     from .output_graph import OutputGraph
@@ -36,6 +39,13 @@ def may_raise(op: Any, meta_args: list[Any], meta_kwargs: dict[str, Any]) -> boo
     out of bounds, a singular matrix, an integer to a negative power, a floating-point error
     where np.errstate or the warnings filters make it an exception. Elementwise work, reductions,
     views and copies otherwise raise while tracing or never."""
+    on_data = raises_on_data(op, meta_args, meta_kwargs)
+    return errors_raise() if on_data is None else on_data
+
+
+def raises_on_data(op: Any, meta_args: list[Any], meta_kwargs: dict[str, Any]) -> bool | None:
+    """may_raise where the values decide; None where the error state does (a floating-point error
+    raises only under np.errstate 'raise'/'call' or a warnings filter 'error')."""
     kind = op.kind
     if kind is registry.OpKind.INDEXING:
         return _dynamic_index(meta_args[1:]) or _dynamic_index(list(meta_kwargs.values()))
@@ -44,8 +54,9 @@ def may_raise(op: Any, meta_args: list[Any], meta_kwargs: dict[str, Any]) -> boo
     if kind is registry.OpKind.OTHER or kind is registry.OpKind.SCAN:
         return op.name not in ("numpy.sort", "numpy.argsort", "ndarray.argsort", "ndarray.sort", "numpy.diff")
     if kind is registry.OpKind.ELEMENTWISE and op.ufunc is np.power:
-        return any(isinstance(a, TensorMeta) and a.dtype.kind in "iu" for a in meta_args)
-    return errors_raise()
+        if any(isinstance(a, TensorMeta) and a.dtype.kind in "iu" for a in meta_args):
+            return True
+    return None
 
 
 def errors_raise() -> bool:
@@ -83,8 +94,49 @@ class EffectOrder:
         if writes and self.raising_after_effects:
             unsupported(Category.SIDE_EFFECT, f"{label} writes an array after an operation that may raise "
                         "once side effects are due; the graph ends before it so that they happen in order")
-        if effects_pending and may_raise(op, meta_args, meta_kwargs):
+        if effects_pending and self._may_raise(op, meta_args, meta_kwargs):
             if self.output.numpy.memory.writes or writes:
                 unsupported(Category.SIDE_EFFECT, f"{label} may raise after side effects and array writes; "
                             "the graph ends before it so that they happen in order")
             self.raising_after_effects = True
+
+    def _may_raise(self, op: Any, meta_args: list[Any], meta_kwargs: dict[str, Any]) -> bool:
+        """may_raise, and where the error state decided that the op cannot raise, a guard that it
+        still says so when the compiled code runs: a call under np.errstate(all="raise") must not
+        run a graph that lets an op raise after array writes while side effects are pending."""
+        on_data = raises_on_data(op, meta_args, meta_kwargs)
+        if on_data is not None:
+            return on_data
+        if errors_raise():
+            return True
+        self.output.guard(_ERROR_STATE, GuardKind.STATE, ErrorsQuiet(tuple(self.output.errstate)))
+        return False
+
+
+_ERROR_STATE = StateSource("NumPy's error state")
+
+
+@dataclass(frozen=True)
+class ErrorsQuiet:
+    """Floating-point errors raise no exception now: the caller's NumPy error modes, with the
+    settings of the captured np.errstate blocks around the op applied over them (outermost first),
+    make none 'raise' or 'call', and no warnings filter turns a RuntimeWarning into an error."""
+
+    blocks: tuple[Any, ...] = ()
+
+    def __call__(self) -> bool:
+        from .backends.numpy_cpu.runtime import error_modes, errors_raise, modes_raise, runtime_warnings_raise
+
+        if not self.blocks:
+            return not errors_raise()
+        modes: dict[str, Any] = dict(error_modes())
+        for settings in self.blocks:
+            everything = dict(settings).get("all")
+            if everything is not None:
+                modes = dict.fromkeys(modes, everything)
+            modes.update((kind, mode) for kind, mode in settings if kind != "all")
+        return not modes_raise(modes) and not runtime_warnings_raise()
+
+    def describe(self, name: str) -> str:
+        inside = " inside np.errstate blocks" if self.blocks else ""
+        return f"{name} makes no floating-point error an exception{inside} (np.errstate, warnings filters)"

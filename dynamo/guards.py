@@ -30,6 +30,9 @@ class GuardKind(enum.Enum):
     # value: shapes.guards.SizeEntry, one relation of the dynamic sizes; all of an entry's
     # relations are checked by one generated predicate over the arrays' shapes (call_many)
     SIZES = "sizes"
+    # value: a predicate of no arguments on the process's state (source: sources.StateSource),
+    # with a describe(name) method
+    STATE = "state"
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,7 +59,7 @@ class Guard:
             return f"{name} is {_describe(self.value)}"
         if self.kind is GuardKind.LEN_IS:
             return f"len({name}) == {self.value}"
-        if self.kind in (GuardKind.CALL, GuardKind.NO_OVERLAP, GuardKind.SIZES, GuardKind.VIEW_OF):
+        if self.kind in (GuardKind.CALL, GuardKind.NO_OVERLAP, GuardKind.SIZES, GuardKind.VIEW_OF, GuardKind.STATE):
             return self.value.describe(name)
         if self.kind in _RELATIONS:
             return f"{name} {'is' if self.kind is GuardKind.SAME_AS else 'is not'} {self.value.name()}"
@@ -422,6 +425,9 @@ class _ProgramBuilder:
     def lower_view_of(self, guard: Guard) -> None:
         self.emit(guard, "call_many", guard.value, (self.load(guard.source), self.load(guard.value.other)))
 
+    def lower_state(self, guard: Guard) -> None:
+        self.emit(guard, "call_many", guard.value, ())
+
     def lower_sizes(self, guard: Guard) -> None:
         """The first entry emits the checks of them all: one C `sizes` instruction per relation
         that has a program, then the generated predicate for the rest (if any); the other
@@ -446,6 +452,7 @@ _LOWERINGS: dict[GuardKind, Callable[[_ProgramBuilder, Guard], None]] = {
     GuardKind.DISTINCT_FROM: _ProgramBuilder.lower_relation,
     GuardKind.NO_OVERLAP: _ProgramBuilder.lower_no_overlap,
     GuardKind.VIEW_OF: _ProgramBuilder.lower_view_of,
+    GuardKind.STATE: _ProgramBuilder.lower_state,
 }
 
 

@@ -30,6 +30,23 @@ class Source:
 
 
 @dataclass(frozen=True)
+class StateSource(Source):
+    """State of the process that a trace relied on (NumPy's error state), no value of the frame:
+    its guards (GuardKind.STATE) call a predicate of no arguments."""
+
+    what: str
+
+    def name(self) -> str:
+        return self.what
+
+    def guard_load(self, load: LoadFn) -> tuple:
+        raise TypeError(f"{self.what} is no value a guard loads")
+
+    def reconstruct(self, codegen: Any) -> None:
+        raise TypeError(f"{self.what} is no value of the frame")
+
+
+@dataclass(frozen=True)
 class LocalSource(Source):
     """Argument slot `index` of the frame (positional, keyword-only, *args, **kwargs in order)."""
 

@@ -97,14 +97,57 @@ def errors_raise() -> bool:
     A kernel writing straight into a user's array must then not run: it could stop half-way, after
     changing part of the array, where NumPy would raise before the assignment.
     """
-    if any(mode in ("raise", "call") for mode in np.geterr().values()):
-        return True
-    for action, _, category, _, _ in warnings.filters:
+    if _extobj_state is None:
+        return modes_raise(np.geterr()) or runtime_warnings_raise()
+    if _extobj_state.get() is not _modes_seen[0]:
+        error_modes()
+    return bool(_modes_seen[2]) or runtime_warnings_raise()
+
+
+def modes_raise(modes: Any) -> bool:
+    """Whether NumPy error modes (np.geterr()'s dict) make a floating-point error an exception."""
+    return any(mode in ("raise", "call") for mode in modes.values())
+
+
+# NumPy 2 keeps its error state in a context variable whose value np.errstate replaces on entry
+# and restores on exit: the modes are read again only when that object changes (np.geterr()
+# costs microseconds, and generated code and guards ask on every call)
+_extobj_state: Any = getattr(getattr(getattr(np, "_core", None), "_multiarray_umath", None), "_extobj_contextvar", None)
+_modes_seen: list[Any] = [None, None, False]  # [the state object, its modes, whether they raise]
+
+
+def error_modes() -> dict[str, Any]:
+    """np.geterr() now (do not mutate the dict: it is shared until the state changes)."""
+    if _extobj_state is None:
+        return dict(np.geterr())
+    state = _extobj_state.get()
+    if state is not _modes_seen[0]:
+        modes = np.geterr()
+        _modes_seen[:] = [state, modes, modes_raise(modes)]
+    return _modes_seen[1]
+
+
+_filters_seen: list[Any] = [None, -1, None, None, False]  # list, length, first and last item, answer
+
+
+def runtime_warnings_raise() -> bool:
+    """Whether the warnings filters turn a RuntimeWarning into an exception now. Answered again when
+    the filter list changes: another list (catch_warnings), another length, first or last item
+    (simplefilter and filterwarnings insert at the front, or append)."""
+    filters = warnings.filters
+    first, last = (filters[0], filters[-1]) if filters else (None, None)
+    seen = _filters_seen
+    if filters is seen[0] and len(filters) == seen[1] and first is seen[2] and last is seen[3]:
+        return bool(seen[4])
+    answer = False
+    for action, _, category, _, _ in filters:
         if not isinstance(category, type):
             continue
         if issubclass(RuntimeWarning, category) or issubclass(category, RuntimeWarning):
-            return action == "error"
-    return False
+            answer = action == "error"
+            break
+    seen[:] = [filters, len(filters), first, last, answer]
+    return answer
 
 
 # the order in which NumPy reports the floating-point flags one ufunc call raised

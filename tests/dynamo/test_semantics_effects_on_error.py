@@ -138,3 +138,69 @@ def test_warnings_before_a_raising_op_show_once(backend, action):
     compiled = dynamo.compile(warn_append_then_invert, backend=backend)
     expected = run(warn_append_then_invert)
     assert run(compiled) == expected and run(compiled) == expected
+
+
+def append_write_divide(x, log):
+    log.append(len(log))
+    x += 1.0
+    return 1.0 / x
+
+
+def _run_under(fn, modes, values, filter_action=None):
+    """(result or exception type, the list, the array) of fn under np.errstate(**modes)."""
+    import warnings
+
+    x, log = np.array(values), []
+    with warnings.catch_warnings():
+        warnings.simplefilter(filter_action or "ignore")
+        with np.errstate(**modes):
+            try:
+                result = fn(x, log)
+            except (FloatingPointError, RuntimeWarning) as error:
+                result = type(error)
+    return result, log, x
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b != "triton"])
+def test_a_graph_compiled_where_errors_warn_does_not_run_where_they_raise(backend):
+    """Whether a float op may raise was decided from the caller's error state at the first
+    compile: a later call under np.errstate(divide="raise") (or a warnings filter "error") ran
+    that graph, which raised after the array write with the append still pending (the list
+    stayed empty). The decision is a guard now: that call compiles a version that keeps order."""
+    compiled = dynamo.compile(append_write_divide, backend=backend)
+    plain_first = _run_under(append_write_divide, {"divide": "ignore"}, [0.0, 1.0])
+    assert str(_run_under(compiled, {"divide": "ignore"}, [0.0, 1.0])) == str(plain_first)
+    for modes, action in [({"divide": "raise"}, None), ({"divide": "warn"}, "error"), ({"all": "call"}, None)]:
+        if modes.get("all") == "call":
+            modes = {**modes}
+            old = np.seterrcall(lambda *a: None)
+        try:
+            expected = _run_under(append_write_divide, modes, [-1.0, 1.0], action)
+            got = _run_under(compiled, modes, [-1.0, 1.0], action)
+        finally:
+            if modes.get("all") == "call":
+                np.seterrcall(old)
+        assert str(got) == str(expected) and expected[1] == [0]
+    # back to a quiet state: the first version runs again, nothing new is compiled
+    before = len(compiled._dynamo_callback.compiled_frames)
+    assert str(_run_under(compiled, {"divide": "ignore"}, [2.0, 1.0])) == str(
+        _run_under(append_write_divide, {"divide": "ignore"}, [2.0, 1.0]))
+    assert len(compiled._dynamo_callback.compiled_frames) == before
+
+
+def write_divide_in_a_block(x, log):
+    log.append(len(log))
+    x += 1.0
+    with np.errstate(divide="ignore"):
+        y = np.log(x)
+    return y / x
+
+
+def test_the_error_state_guard_applies_captured_blocks_over_the_caller():
+    """Inside a captured np.errstate(divide="ignore") block the caller's divide mode does not
+    matter, its over or invalid mode still does: the guard merges as NumPy does."""
+    compiled = dynamo.compile(write_divide_in_a_block, backend="numpy")
+    for modes in [{}, {"divide": "raise"}, {"invalid": "raise"}, {}]:
+        for values in ([-1.5, 1.0], [-1.0, 1.0]):
+            expected = _run_under(write_divide_in_a_block, modes, values)
+            assert str(_run_under(compiled, modes, values)) == str(expected)
