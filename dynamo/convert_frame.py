@@ -383,8 +383,14 @@ class ConvertFrame:
                     # misses run the original without calling back
                     self._warn_cache_limit(frame, entries)
                     return _C.CACHE_FULL
-                if self.dynamic is not False and self.churn.keeps_changing(  # dynamic=False: per value
-                        code, [self._failed_guard(frame, e) for e in entries]):
+                from .recompiles import float_value_guard
+
+                failed = [self._failed_guard(frame, e) for e in entries]
+                if self.dynamic is not False and any(map(float_value_guard, failed)):
+                    # one float of the frame changed value: its others are numbers of the same
+                    # program (a velocity at rest, then moving) and become run-time inputs too
+                    self.shape_state.mark_floats_vary(code)
+                if self.dynamic is not False and self.churn.keeps_changing(code, failed):  # dynamic=False: per value
                     self._give_up(frame, entries)
                     if all(e.owner is self for e in _C.cache_entries(code)):
                         # the hook leaves the code alone from now on (its callees are still

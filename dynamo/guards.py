@@ -106,6 +106,20 @@ class FloatIs:
 
 
 @dataclass(frozen=True)
+class IsDouble:
+    """x is a Python float or an np.float64: both the same IEEE double, and + - * of them give the
+    same bits; a run-time float that the trace used only that way takes either (its result takes
+    the type Python gives it when the graph runs)."""
+
+    def __call__(self, x: Any) -> bool:
+        kind = type(x)
+        return kind is float or kind is np.float64
+
+    def describe(self, name: str) -> str:
+        return f"type({name}) is float or numpy.float64"
+
+
+@dataclass(frozen=True)
 class TimeIs:
     """x is exactly this datetime64 / timedelta64: == converts units (a day equals 24 hours) and
     NaT equals nothing, so the unit is compared too and NaT is matched as NaT."""

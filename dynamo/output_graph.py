@@ -16,7 +16,7 @@ from .fx_ir.graph import Graph
 from .fx_ir.graph_module import GraphModule
 from .fx_ir.tensor_meta import TensorMeta
 from .loop_records import LoopRecords
-from .guards import GuardKind, GuardSet, OnDevice, dtype_guard
+from .guards import GuardKind, GuardSet, IsDouble, OnDevice, dtype_guard
 from .logs import get_artifact_logger
 from .side_effects import SideEffects
 from .sources import Source
@@ -227,6 +227,12 @@ class OutputGraph:
 
         if not self.shape_policy.float_is_dynamic(source.name(), value):
             return None
+        if type(value) in (float, np.float64):
+            # either type until the trace depends on which (UnspecializedFloatVariable.pin_type):
+            # a velocity that starts as 0.0 and is an np.float64 after one step is one input
+            self.guard(source, GuardKind.CALL, IsDouble())
+            return UnspecializedFloatVariable(self, value, source=source, either=True)
+        self.guard(source, GuardKind.TYPE_IS, type(value))
         return UnspecializedFloatVariable(self, value, source=source)
 
     def add_float_input(self, source: Source, variable: UnspecializedFloatVariable, value: float) -> Any:

@@ -36,6 +36,22 @@ def changes_only_a_value(failed: Any) -> bool:
     return bool(getattr(sizes, "scalars", None))
 
 
+_FLOAT_TYPES = (float, np.float64, np.float32, np.float16)
+
+
+def float_value_guard(failed: Any) -> bool:
+    """A failed guard on the value of a float (a Python float or a NumPy floating scalar), or on
+    its type being float or np.float64 (the same number, either type: one the program started
+    with, the other its arithmetic made)."""
+    if not isinstance(failed, Guard):
+        return False
+    if failed.kind is GuardKind.CALL and isinstance(failed.value, FloatIs):
+        return not isinstance(failed.value.value, (complex, np.complexfloating))
+    if failed.kind is GuardKind.TYPE_IS:
+        return failed.value in (float, np.float64)
+    return failed.kind is GuardKind.EQUALS and type(failed.value) in _FLOAT_TYPES
+
+
 class ValueChurn:
     """Per code object, the recompiles caused by new values alone."""
 

@@ -65,6 +65,14 @@ class FrameState:
             weakref.WeakKeyDictionary()
         # arguments whose value a trace needed as a number: compiled per value from then on
         self._pinned: "weakref.WeakKeyDictionary[types.CodeType, set[str]]" = weakref.WeakKeyDictionary()
+        self._floats_vary: "weakref.WeakSet[types.CodeType]" = weakref.WeakSet()
+
+    def mark_floats_vary(self, code: types.CodeType) -> None:
+        """A float of the frame changed value: every float it reads is a run-time input from now on."""
+        self._floats_vary.add(code)
+
+    def floats_vary(self, code: types.CodeType) -> bool:
+        return code in self._floats_vary
 
     def pin(self, code: types.CodeType, name: str) -> None:
         self._pinned.setdefault(code, set()).add(name)
@@ -89,6 +97,7 @@ class FrameState:
     def clear(self) -> None:
         self._seen = weakref.WeakKeyDictionary()
         self._pinned = weakref.WeakKeyDictionary()
+        self._floats_vary = weakref.WeakSet()
 
 
 @dataclass
@@ -126,7 +135,10 @@ class ShapePolicy:
             return False
         if self.dynamic is True:
             return True
-        return config.automatic_dynamic_shapes and bool(self.state.observe(self.code, key, (value,)))
+        if not config.automatic_dynamic_shapes:
+            return False
+        varied = bool(self.state.observe(self.code, key, (value,)))
+        return varied or self.state.floats_vary(self.code)
 
     def pin_float(self, name: str) -> None:
         """A trace needed the float at `name` as a number: from now on it is compiled per value."""

@@ -134,11 +134,11 @@ class VariableBuilder:
         return self.wrap_array(value, source)
 
     def wrap_constant(self, value: Any, source: Source) -> VariableTracker:
+        if type(value) is float and (runtime := self.output.dynamic_float(source, value)) is not None:
+            return runtime  # guarded on its value (and its type) only where a trace needs them
         self.guard(source, GuardKind.TYPE_IS, type(value))
         if type(value) is int and (symbolic := self.output.dynamic_int(source, value)) is not None:
             return symbolic  # a dynamic int: its size guards replace the value guard
-        if type(value) is float and (runtime := self.output.dynamic_float(source, value)) is not None:
-            return runtime  # guarded on its value only where a trace needs it as a number
         if value is not None and value is not Ellipsis and value is not NotImplemented:  # singletons: the type says it
             self.guard_value(source, value)
         return ConstantVariable(value, source=source)
@@ -208,9 +208,9 @@ class VariableBuilder:
     def wrap_numpy_scalar(self, value: np.generic, source: Source) -> VariableTracker:
         """np.float32(2) and friends: a constant of their exact type and value (so NEP 50 sees a
         strong NumPy scalar, and the graph specializes on it as on a Python number)."""
-        self.guard(source, GuardKind.TYPE_IS, type(value))
         if isinstance(value, np.floating) and (runtime := self.output.dynamic_float(source, value)) is not None:
             return runtime  # a float whose value changes between calls: guarded only where needed
+        self.guard(source, GuardKind.TYPE_IS, type(value))
         self.guard_value(source, value)
         return ConstantVariable(value, source=source)
 

@@ -22,7 +22,7 @@ from ..sources import Source
 from .base import VariableTracker
 from .builder import wrap_constant_result
 from .constant import ConstantVariable, is_constant_value
-from .symbolic import concrete_deep, concrete_floats, holds_symbolic
+from .symbolic import concrete_deep, concrete_floats, holds_symbolic, loose_double, promotes_alike
 
 if TYPE_CHECKING:
     from ..output_graph import OutputGraph
@@ -248,6 +248,8 @@ class NumpyOps:
             why = f"{label} is not elementwise"
             args = [concrete_floats(a, why) for a in args]
             kwargs = {k: concrete_floats(v, why) for k, v in kwargs.items()}
+        elif not kwargs and promotes_alike(args):
+            args = [loose_double(a) for a in args]  # a float or an np.float64: the same result
         meta_args = [meta_argument(a) for a in args]
         meta_kwargs = {k: meta_argument(v) for k, v in kwargs.items()}
         if not _accepts_symbolic(op, args, kwargs, meta_args, meta_kwargs):

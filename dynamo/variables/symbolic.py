@@ -20,6 +20,7 @@ is needed while tracing.
 from __future__ import annotations
 
 import builtins
+import copy
 import operator
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -278,28 +279,43 @@ class UnspecializedFloatVariable(RuntimeValueVariable):
     float's value never changes the dtype of array work (a NumPy scalar's type decides it, a Python
     float is weak), and elementwise work never its shape."""
 
-    def __init__(self, output: "OutputGraph", value: Any, node: Any = None, **kwargs: Any) -> None:
+    def __init__(self, output: "OutputGraph", value: Any, node: Any = None, either: bool = False,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.output = output
         self.value = value
         self.node = node
+        # a Python float or an np.float64 at run time, whichever its arguments are (`value` has
+        # the traced call's type): the trace has not depended on which, and pins it when it does
+        self.either = either
 
     @property
     def meta(self) -> Any:
-        """What the op registry and the graph see: a Python float as itself, a NumPy scalar as
-        the scalar meta that NumPy scalars computed in graphs have."""
+        """What the graph records: a Python float as itself, a NumPy scalar as the scalar meta that
+        NumPy scalars computed in graphs have (the traced call's type)."""
         if type(self.value) is float:
             return self.value
         return TensorMeta((), self.value.dtype, scalar=True)
 
     def python_type(self) -> type:
+        self.pin_type()
         return type(self.value)
+
+    def pin_type(self) -> None:
+        """The trace depends on the value's type (isinstance, NumPy's promotion with an array, a
+        value read): every float argument it comes from is guarded on its traced type."""
+        from ..guards import GuardKind
+
+        if self.either:
+            for source, value in self._arguments():
+                self.output.guard(source, GuardKind.TYPE_IS, type(value))
 
     def specialize(self, why: str) -> float:
         """The traced value, guarded exactly on every argument it comes from; those arguments are
         compiled per value from now on (a trace that needs the value would need it again)."""
         from ..guards import FloatIs, GuardKind, needs_exact_float_guard
 
+        self.pin_type()
         for source, value in self._arguments():
             self.output.guard(source, *((GuardKind.CALL, FloatIs(value)) if needs_exact_float_guard(value)
                                         else (GuardKind.EQUALS, value)))
@@ -339,15 +355,20 @@ class UnspecializedFloatVariable(RuntimeValueVariable):
             result = fn(*examples)
         if not (type(result) is float or isinstance(result, np.floating)):
             return None
+        either = _result_either(args)
         node = self.output.create_node("call_function", fn, tuple(
             a.as_graph_argument() if isinstance(a, UnspecializedFloatVariable) else e
             for a, e in zip(args, examples)), {}, None)
-        variable = UnspecializedFloatVariable(self.output, result, node)
+        variable = UnspecializedFloatVariable(self.output, result, node, either=either)
         node.meta.update(val=variable.meta, runtime_float=result)
         return variable
 
     def as_meta_argument(self) -> Any:
+        if not self.loose:
+            self.pin_type()  # an array op: a Python float is weak under NEP 50, an np.float64 is not
         return self.meta
+
+    loose = False  # an operand of elementwise work that gives the same result with either type
 
     def as_graph_argument(self) -> Any:
         if self.node is None:
@@ -360,6 +381,64 @@ class UnspecializedFloatVariable(RuntimeValueVariable):
             codegen.load_source(self.source)
         else:
             codegen.load_graph_output(self)  # type: ignore[arg-type]
+
+
+# dtypes that promote with a Python float (weak under NEP 50) as with an np.float64
+_ALIKE_FLOATS = frozenset(np.dtype(t) for t in (np.float64, np.complex128, np.longdouble, np.clongdouble))
+
+
+def _promotes_alike(value: VariableTracker) -> bool:
+    from .arrays import ArrayVariable
+
+    if isinstance(value, UnspecializedFloatVariable):
+        return value.either or type(value.value) in (float, np.float64)
+    if isinstance(value, ArrayVariable):
+        dtype = value.meta.dtype
+        return dtype.kind in "biu" or dtype in _ALIKE_FLOATS
+    if isinstance(value, ConstantVariable):
+        constant = value.value
+        if type(constant) in (bool, int, float):
+            return True
+        return isinstance(constant, np.generic) and (constant.dtype.kind in "biu" or constant.dtype in _ALIKE_FLOATS)
+    return False
+
+
+def promotes_alike(args: list[VariableTracker]) -> bool:
+    """Whether elementwise work over these operands gives the same dtype and the same values
+    whichever type (float or np.float64) its either-type floats have: every other operand is a
+    Python number or has a bool, integer, float64 or complex128 dtype (a float32 array or an
+    np.float32 would keep its precision with a Python float, not with an np.float64)."""
+    return any(isinstance(a, UnspecializedFloatVariable) and a.either for a in args) and \
+        all(_promotes_alike(a) for a in args)
+
+
+def loose_double(value: VariableTracker) -> VariableTracker:
+    """`value`, an operand of elementwise work that promotes alike: an either-type float reads
+    its meta without pinning its type."""
+    if isinstance(value, UnspecializedFloatVariable) and value.either and not value.loose:
+        value = copy.copy(value)
+        value.loose = True
+    return value
+
+
+def _result_either(args: list[VariableTracker]) -> bool:
+    """Whether + - * of these operands may be a float or an np.float64 at run time (the graph
+    computes it with Python's operators, so it gets the type plain Python gives): operands of
+    either type with Python floats and ints. An np.float64 among them makes it one for sure; any
+    other NumPy type would promote differently with a float than with an np.float64, so the
+    operands' types are pinned."""
+    either = [a for a in args if isinstance(a, UnspecializedFloatVariable) and a.either]
+    if not either:
+        return False
+    kinds = {type(a.value) if isinstance(a, UnspecializedFloatVariable) else type(a.as_python_constant())
+             for a in args if not (isinstance(a, UnspecializedFloatVariable) and a.either)}
+    if np.float64 in kinds:
+        return False
+    if kinds <= {float, int, bool}:
+        return True
+    for operand in either:
+        operand.pin_type()
+    return False
 
 
 def _is_float_operand(value: VariableTracker) -> bool:

@@ -46,7 +46,8 @@ def test_the_run_time_float_has_no_value_guard():
     u = np.ones(4)
     compiled = check_values(step, lambda dt: (u, dt), [0.1, 0.2])
     guards = [str(g) for g in frames(compiled)[-1].guards]
-    assert "type(L['dt']) is float" in guards
+    # (either type: float64 work gives the same with a Python float as with an np.float64)
+    assert "type(L['dt']) is float or numpy.float64" in guards
     assert not any(g.startswith("L['dt'] ==") for g in guards)
 
 
@@ -169,3 +170,79 @@ def test_numpy_scalar_arguments_keep_their_strong_dtype():
     for s in [np.float64(1.5), np.float64(2.5), np.float64(-0.0), np.float32(2.0), np.float32(3.0), np.float16(1.0)]:
         got, want = compiled(x, s), f(x, s)
         assert same_value(got, want) and got.dtype == want.dtype, (s, got.dtype, want.dtype)
+
+
+def scalar_step(x, v, dt):
+    v2 = (v + (-x) * 0.5 * dt) * 0.99
+    return x + v2 * dt, v2
+
+
+@pytest.mark.parametrize("backend", ["eager", "numpy", "c"])
+def test_a_float_that_becomes_an_np_float64_costs_no_compile(backend):
+    """A velocity that starts as the Python float 0.0 and is an np.float64 after one step (issue
+    16's particles): one version takes both wherever the trace used it only in + - * (the graph
+    computes with Python's operators, so each result has plain Python's type)."""
+    compiled = dynamo.compile(scalar_step, backend=backend)
+    state, plain = (np.float64(0.3), 0.0), (np.float64(0.3), 0.0)
+    for call in range(8):
+        dt = 0.01 if call < 5 else 0.02
+        state, plain = compiled(*state, dt), scalar_step(*plain, dt)
+        assert same_value(state, plain), (call, state, plain)
+        pure = (float(call), 0.5 * call)  # Python floats only: Python float results
+        assert same_value(compiled(*pure, dt), scalar_step(*pure, dt))
+    assert len(frames(compiled)) == 2
+
+
+def scale_float32(a, s):
+    return a * s, s * 2.0
+
+
+def test_a_float_whose_type_decides_a_dtype_is_pinned_to_its_type():
+    """float32 array * 0.5 stays float32 (a Python float is weak), * np.float64(0.5) is float64."""
+    a = np.arange(4, dtype=np.float32)
+    compiled = dynamo.compile(scale_float32, backend="numpy")
+    for s in [0.5, 0.25, np.float64(0.75), 1.5, np.float64(2.5), np.float64(3.5), 4.5]:
+        assert same_value(compiled(a, s), scale_float32(a, s)), s
+    guards = [str(g) for g in frames(compiled)[-1].guards]
+    assert any(g.startswith("type(L['s']) is ") for g in guards)
+    assert len(frames(compiled)) == 3  # the first value, then one version per type
+
+
+def typed_branch(x, s):
+    t = s * 2.0
+    if isinstance(t, np.float64):
+        return x + 1.0, t
+    return x - 1.0, t
+
+
+def test_a_branch_on_the_type_of_a_float_is_guarded_on_it():
+    compiled = dynamo.compile(typed_branch, backend="numpy")
+    x = np.ones(3)
+    for s in [0.5, 0.25, np.float64(0.75), 1.5, np.float64(2.5)]:
+        assert same_value(compiled(x, s), typed_branch(x, s)), s
+
+
+def with_float32(s):
+    return s * np.float32(2.0) + 1.0
+
+
+def test_an_np_float32_operand_pins_the_type():
+    compiled = dynamo.compile(with_float32, backend="numpy")
+    for s in [0.5, 0.25, np.float64(0.75), 1.5, np.float64(2.5)]:
+        assert same_value(compiled(s), with_float32(s)), s
+
+
+def two_coefficients(u, a, b):
+    return u * a + b
+
+
+@pytest.mark.parametrize("backend", ["eager", "numpy", "c"])
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.complex128])
+def test_when_one_float_changes_the_frame_s_other_floats_become_inputs_too(backend, dtype):
+    """b stays 1.0 until a has varied; then b varies too, and either may be a float or an
+    np.float64 (an array of these dtypes promotes alike with both): still two versions."""
+    u = np.arange(5).astype(dtype)
+    compiled = dynamo.compile(two_coefficients, backend=backend)
+    for a, b in [(0.1, 1.0), (0.2, 1.0), (0.3, 1.5), (np.float64(0.4), np.float64(2.0)), (0.5, -3.0)]:
+        assert same_value(compiled(u, a, b), two_coefficients(u, a, b))
+    assert len(frames(compiled)) == 2

@@ -261,6 +261,7 @@ def test_a_particle_update_dropped_for_plain_python_moves_every_particle_the_sam
             move(q, 0.01)
             assert same_value((p.pos.x, p.pos.y, p.vel.x, p.vel.y), (q.pos.x, q.pos.y, q.vel.x, q.vel.y))
     names = [code.co_name for code, _ in compiled._dynamo_callback.compiled_frames]
-    # specialized on the first float, then floats as inputs, then velocities that became np.float64
-    assert names == ["move"] * 3
+    # specialized on the first float, then every float as an input: velocities that start as 0.0
+    # and are np.float64 after one step hit the same version (a float or an np.float64)
+    assert names == ["move"] * 2
     assert _C.is_skipped(move.__code__) and all(e.dropped for e in _C.cache_entries(move.__code__))
