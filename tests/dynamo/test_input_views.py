@@ -218,3 +218,24 @@ def test_values_read_before_a_write_through_a_view_keep_the_old_contents(backend
     dynamo.compile(fn, backend=backend)(U, V)
     np.testing.assert_array_equal(U, plain_U)
     np.testing.assert_array_equal(V, plain_V)
+
+
+def test_a_view_moved_to_another_offset_of_the_same_shape_recompiles():
+    """The view guard remembers the last pair of arrays that passed (their offset is read once):
+    another view of the same shape and strides at another offset (U[2:, 2:] for U[1:-1, 1:-1])
+    must still fail it, and the pair that passed before must pass again."""
+    plain, jitted = program(), program()
+    compiled = dynamo.compile(jitted["run"], backend="numpy")
+    originals = {name: jitted[name] for name in ("u", "v")}
+    for moved in (False, True, False):
+        for namespace in (plain, jitted):
+            if moved:
+                namespace["u"], namespace["v"] = namespace["U"][2:, 2:], namespace["V"][:-2, :-2]
+            else:
+                namespace["u"], namespace["v"] = (namespace["U"][1:-1, 1:-1], namespace["V"][1:-1, 1:-1]) \
+                    if namespace is plain else (originals["u"], originals["v"])
+        for _ in range(2):  # the second call passes the guard on the pair it remembered
+            assert compiled(2) == plain["run"](2)
+            for name in ("U", "V"):
+                np.testing.assert_array_equal(jitted[name], plain[name])
+    assert len(compiled_frames(compiled)) == 2
