@@ -28,7 +28,7 @@ from .choose import FasterOf
 from . import ufunc_loops
 from .codegen import CALL_MACROS, CHECK_MACRO, KernelSource, KernelWriter, SizeSource
 from .pairwise import refuse_sum
-from .emitters import PRELUDE, SUPPORTED_OPS, refuse_op, supported_dtype
+from .emitters import PRELUDE, SUPPORTED_OPS, refuse_op, supported_dtype, uses_numpy_loop
 from .runtime import FlagReporter, make_runner
 from .toolchain import CCompilerUnavailable, Toolchain, toolchain
 
@@ -145,7 +145,8 @@ class CBackend:
                         if isinstance(x, np.ndarray) and x.ndim}
         blas = frozenset(n.name for n in gm.graph.nodes if n.target in (operator.matmul, np.matmul, np.dot)
                          or (n.op == "call_method" and n.target == "dot"))
-        program = lower_graph(gm, example_inputs, SUPPORTED_OPS, check=lambda e: refuse(e, last_strides, blas))
+        program = lower_graph(gm, example_inputs, SUPPORTED_OPS, check=lambda e: refuse(e, last_strides, blas),
+                              costly=lambda op: uses_numpy_loop(op.name, [a.dtype for a in op.args], op.dtype))
         if log.isEnabledFor(logging.DEBUG):
             log.debug("[kernels]\n%s", program.describe())
         for node, reason in program.fallbacks:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .codegen import KernelWriter
 
 STACK_VALUES = 2048  # a sum whose length varies per row gathers up to this many values on the stack
+PAIRWISE_BLOCK = 8  # NumPy adds fewer values than this one after the other (pairwise_sum's first case)
 
 
 # the ufunc whose loop, in its reduce form, makes each float reduction NumPy's
@@ -84,6 +85,9 @@ def write_sum(w: KernelWriter, r: Reduce, indent: str, acc: str, empty: str) -> 
     max or min from the first value over the rest, as NumPy does for ufuncs without an identity.
     `empty`: the value of an empty max or min."""
     t, var = c_type(r.dtype), r.var.name
+    if short_sum(w, r):
+        write_short_sum(w, r, indent, acc)
+        return
     extent = w.index(r.extent) if is_symbolic(r.extent) else f"INT64_C({int(r.extent)})"
     buf = f"{acc}_values"
     lines = w.lines
@@ -132,6 +136,37 @@ def write_sum(w: KernelWriter, r: Reduce, indent: str, acc: str, empty: str) -> 
     lines.append(f"{inner}}}")
     if not per_call:
         lines.append(f"{inner}if ({buf} != {buf}_stack) free({buf});")
+    lines.append(f"{indent}}}")
+    if w.checked:  # NumPy names a reduction's flags after "reduce"
+        w.check_after("reduce", r, indent, acc)
+
+
+def short_sum(w: KernelWriter, r: Reduce) -> bool:
+    """Whether a float sum has a constant length below NumPy's pairwise block (8) and a body of plain C:
+    NumPy adds such a row one value after the other (below)."""
+    return r.kind == "sum" and not is_symbolic(r.extent) and int(r.extent) < PAIRWISE_BLOCK \
+        and not TiledLevel.wanted(w, set(r.free) | {r.var}, [r.body])
+
+
+def write_short_sum(w: KernelWriter, r: Reduce, indent: str, acc: str) -> None:
+    """`acc` = 0.0 + ((-0.0 + v0) + v1 ...): NumPy's pairwise sum of fewer than 8 values is this
+    sequential loop (from -0.0, so that a row of -0.0 keeps its sign), added to the reduction's 0.0.
+    It is also what NumPy computes where its iterator puts the reduced axis outside (out[i] += v[i, k]
+    from 0.0): -0.0 + v is v, and 0.0 + v differs from v only for v = -0.0, which a sum of values
+    not all -0.0 never is. A row of (N, 2) or (N, 3) coordinates then costs no call per row."""
+    t, var = c_type(r.dtype), r.var.name
+    lines = w.lines
+    lines.append(f"{indent}{t} {acc} = {literal(0, r.dtype)};  /* NumPy's sum starts at its identity */")
+    lines.append(f"{indent}{{")
+    inner = indent + "    "
+    lines.append(f"{inner}{t} {acc}_row = -{literal(0, r.dtype)};  /* NumPy's short pairwise block */")
+    saved = dict(w.names)
+    lines.append(f"{inner}for (int64_t {var} = 0; {var} < INT64_C({int(r.extent)}); {var}++) {{")
+    w.values_at(set(r.free) | {r.var}, inner + "    ", [r.body])
+    lines.append(f"{inner}    {acc}_row = {acc}_row + {w.operand(r.body)};")
+    lines.append(f"{inner}}}")
+    w.names = saved
+    lines.append(f"{inner}{acc} = {acc} + {acc}_row;")
     lines.append(f"{indent}}}")
     if w.checked:  # NumPy names a reduction's flags after "reduce"
         w.check_after("reduce", r, indent, acc)

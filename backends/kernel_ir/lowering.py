@@ -21,7 +21,7 @@ from ...fx_ir import Graph, GraphModule, Node, TensorMeta, effects, map_aggregat
 from ...fx_ir.ops import OpKind, lookup_attribute, lookup_function, lookup_method
 from .exprs import Expr, Op, Reduce, index_var, loads, substitute, walk
 from .program import HostStep, Kernel, Program, Ref
-from .scheduling import NeedsRealize, PendingStore, build_kernel
+from .scheduling import NeedsRealize, PendingStore, build_kernel, shared_costly
 from .values import Buffer, TensorValue, buffer_value, sizes
 
 log = logging.getLogger("dynamo.output_code")
@@ -122,10 +122,12 @@ class Lowerer:
 
     def __init__(self, gm: GraphModule, example_inputs: list[Any], supported_ops: frozenset[str],
                  forced: set[str], check: Callable[[Expr], str | None] | None = None,
-                 runs_as_numpy: Callable[[Node], str | None] | None = None) -> None:
+                 runs_as_numpy: Callable[[Node], str | None] | None = None,
+                 costly: Callable[[Op], bool] | None = None) -> None:
         self.gm = gm
         self.check = check
         self.runs_as_numpy = runs_as_numpy
+        self.costly = costly
         self._checked: set[int] = set()
         self._checked_exprs: list[Expr] = []  # keeps the checked (hash-consed) expressions alive
         self.graph: Graph = gm.graph
@@ -536,6 +538,8 @@ class Lowerer:
             self.flush()
             self.steps.append(HostStep(node.name, call, args, kwargs, name, "a view of host memory"))
             return Ref(name)
+        for shared in shared_costly(self, node):  # stored with it: later kernels load them
+            self.realize(shared)
         self.realize(node)
         self.flush()
         return Ref(self.env[node].buffer.name)
@@ -732,15 +736,17 @@ def _leaves(value: Any) -> list[Any]:
 
 def lower_graph(gm: GraphModule, example_inputs: list[Any], supported_ops: frozenset[str],
                 check: Callable[[Expr], str | None] | None = None,
-                runs_as_numpy: Callable[[Node], str | None] | None = None) -> Program:
+                runs_as_numpy: Callable[[Node], str | None] | None = None,
+                costly: Callable[[Op], bool] | None = None) -> Program:
     """Lower with restarts: each NeedsRealize adds the reductions' nodes to the forced set. `check`
     (optional) names a reason to refuse an expression: the node that made it then runs as NumPy code;
     it also asks for NumPy's exact warnings (scalar math as NumPy code, unread work realized).
-    `runs_as_numpy` (optional) names the nodes a backend leaves to NumPy by choice, with why."""
+    `runs_as_numpy` (optional) names the nodes a backend leaves to NumPy by choice, with why; `costly`:
+    ops worth storing rather than computing again after a NumPy step (realize_shared)."""
     forced: set[str] = set()
     for _ in range(MAX_RESTARTS):
         try:
-            return Lowerer(gm, example_inputs, supported_ops, forced, check, runs_as_numpy).run()
+            return Lowerer(gm, example_inputs, supported_ops, forced, check, runs_as_numpy, costly).run()
         except NeedsRealize as needs:
             if needs.origins <= forced:
                 raise

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sympy
 
-from .exprs import Expr, Reduce, index_var, walk
+from .exprs import Expr, Op, Reduce, index_var, walk
 from .program import Axis, Kernel, Store
 from .values import Buffer, TensorValue, is_symbolic
 
@@ -95,3 +96,29 @@ def check_redundancy(kernel: Kernel, exempt: set[str]) -> None:
             needs.add(r.origin)
     if needs:
         raise NeedsRealize(needs)
+
+
+def shared_costly(lowerer: Any, node: Any) -> list[Any]:
+    """The nodes whose lazy values are inside `node`'s (which a NumPy step is about to store), cost a
+    `lowerer.costly` op (C's call of NumPy's power or exp per element) and are read by nodes after
+    the step too: stored with it, later kernels load them rather than compute them again (n-body's
+    inv_r3 = (...) ** -1.5, read by three products that three matmuls split into three kernels)."""
+    value = lowerer.env[node]
+    if lowerer.costly is None or not isinstance(value, TensorValue) or value.buffer is not None:
+        return []
+    xs = output_vars(value.ndim)
+    inside = {id(e) for e in walk([value.at(xs)])}
+    here = lowerer.position[lowerer.current] if lowerer.current is not None else len(lowerer.position)
+    found, seen, todo = [], set(), list(node.all_input_nodes)
+    while todo:
+        a = todo.pop()
+        v = lowerer.env.get(a)
+        if a in seen or a in lowerer.root or not isinstance(v, TensorValue) or v.buffer is not None:
+            continue
+        seen.add(a)
+        todo.extend(a.all_input_nodes)
+        if "view_of" not in v.notes and v.shape == value.shape and id(top := v.at(xs)) in inside \
+                and any(lowerer.position[u] > here for u in a.users) \
+                and any(isinstance(e, Op) and lowerer.costly(e) for e in walk([top])):
+            found.append(a)
+    return found
