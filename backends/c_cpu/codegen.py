@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import sympy
 
 from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, walk
@@ -92,6 +93,12 @@ class IndexPrinter:
         if isinstance(e, sympy.core.relational.Relational):
             return f"({self.go(e.lhs)} {e.rel_op} {self.go(e.rhs)})"
         raise NotImplementedError(f"index expression {e} ({type(e).__name__})")
+
+
+def keyed(r: Reduce) -> bool:
+    """Whether an argmax/argmin compares its float values by their order keys (dyn_key_f4/f8)."""
+    return r.kind in ("argmax", "argmin") and np.dtype(r.body.dtype).kind == "f" \
+        and np.dtype(r.body.dtype).itemsize in (4, 8)
 
 
 _CANONICAL = sympy.Symbol("r_same", integer=True)  # a reduction's variable, renamed to compare two
@@ -331,7 +338,11 @@ class KernelWriter:
         extent = self.index(r.extent) if is_symbolic(r.extent) else f"INT64_C({int(r.extent)})"
         body_t = c_type(r.body.dtype)
         arg = r.kind in ("argmax", "argmin")
-        if arg:
+        if arg and keyed(r):  # nothing is below the first value's key (argmin), nor above it (argmax)
+            bits = 8 * np.dtype(r.body.dtype).itemsize
+            self.lines.append(f"{indent}int{bits}_t {acc}_best = INT{bits}_{'MAX' if r.kind == 'argmin' else 'MIN'};")
+            self.lines.append(f"{indent}int64_t {acc} = 0;")
+        elif arg:
             init = literal(reduction_identity(r.kind, r.body.dtype), r.body.dtype)
             self.lines.append(f"{indent}{body_t} {acc}_best = {init};")
             self.lines.append(f"{indent}int64_t {acc} = 0;")
@@ -369,6 +380,14 @@ class KernelWriter:
         if r.kind in ("any", "all"):
             return f"{acc} = {acc} {'|' if r.kind == 'any' else '&'} {v};"
         better = ">" if r.kind == "argmax" else "<"
+        if keyed(r):
+            # the float's order key: integer compares and selects, which vectorize and raise no flag
+            # (a quiet float compare keeps the whole loop scalar: DYN_QUIET_COMPARES)
+            bits = 8 * np.dtype(r.body.dtype).itemsize
+            nan_key = f"INT{bits}_{'MIN' if r.kind == 'argmin' else 'MAX'}"
+            return (f"{{ const int{bits}_t {acc}_key = dyn_key_f{bits // 8}({v}, {nan_key}); "
+                    f"const bool {acc}_take = {acc}_key {better} {acc}_best; "
+                    f"{acc}_best = {acc}_take ? {acc}_key : {acc}_best; {acc} = {acc}_take ? {r.var.name} : {acc}; }}")
         if r.body.dtype.kind == "f":
             # the first extreme, or the first NaN (after which nothing replaces it)
             quiet = "dyn_isgreater" if better == ">" else "dyn_isless"

@@ -397,6 +397,20 @@ typedef void (*dyn_loop_fn)(char **args, const Py_ssize_t_ *dimensions, const Py
 
 static inline double dyn_f64_bits(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
 static inline float dyn_f32_bits(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+/* a float's order key for argmin/argmax: integers in the floats' order with -0.0 equal to 0.0 and
+ * NaN at nan_key (the first NaN wins, as in NumPy), compared without a float compare (no flag) */
+static inline int64_t dyn_key_f8(double v, int64_t nan_key) {
+    uint64_t b; memcpy(&b, &v, 8);
+    b = (b << 1) == 0 ? 0 : b;
+    const int64_t k = (int64_t)b ^ (int64_t)((uint64_t)((int64_t)b >> 63) >> 1);
+    return (b << 1) > (UINT64_C(0x7ff0000000000000) << 1) ? nan_key : k;
+}
+static inline int32_t dyn_key_f4(float v, int32_t nan_key) {
+    uint32_t b; memcpy(&b, &v, 4);
+    b = (b << 1) == 0 ? 0 : b;
+    const int32_t k = (int32_t)b ^ (int32_t)((uint32_t)((int32_t)b >> 31) >> 1);
+    return (b << 1) > (UINT32_C(0x7f800000) << 1) ? nan_key : k;
+}
 static inline int64_t dyn_floordiv_idx(int64_t a, int64_t b) {
     int64_t q = a / b;
     return ((a % b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;

@@ -71,12 +71,14 @@ def refuse_sum(r: Reduce, last_strides: dict[str, str]) -> str | None:
 
 def layout_ok(a: Any) -> bool:
     """Whether NumPy sums each row of `a` along its last axis in one loop call: a positive last stride,
-    the smallest of the axes longer than one (NumPy's iterator keeps that axis innermost, unflipped)."""
+    the smallest of the axes longer than one (NumPy's iterator keeps that axis innermost, unflipped),
+    rows that do not interleave. (Each other axis was compared with the last stride times its own
+    length, not the row's: a tall array, kmeans' (2M, 2) points, ran the numpy backend's code.)"""
     shape, strides = a.shape, a.strides
     if not shape or shape[-1] <= 1:
         return True
-    last = strides[-1]
-    return last > 0 and all(abs(s) >= last * n or n <= 1 for s, n in zip(strides[:-1], shape[:-1]))
+    last, row = strides[-1], strides[-1] * shape[-1]
+    return last > 0 and all(abs(s) >= row or n <= 1 for s, n in zip(strides[:-1], shape[:-1]))
 
 
 def write_sum(w: KernelWriter, r: Reduce, indent: str, acc: str, empty: str) -> None:
@@ -164,12 +166,12 @@ def write_short_sum(w: KernelWriter, r: Reduce, indent: str, acc: str) -> None:
     lines.append(f"{inner}for (int64_t {var} = 0; {var} < INT64_C({int(r.extent)}); {var}++) {{")
     w.values_at(set(r.free) | {r.var}, inner + "    ", [r.body])
     lines.append(f"{inner}    {acc}_row = {acc}_row + {w.operand(r.body)};")
+    if w.checked:  # NumPy names a reduction's flags after "reduce"; the next value's ops are not it
+        w.check_after("reduce", r, inner + "    ", f"{acc}_row")
     lines.append(f"{inner}}}")
     w.names = saved
-    lines.append(f"{inner}{acc} = {acc} + {acc}_row;")
+    lines.append(f"{inner}{acc} = {acc} + {acc}_row;  /* 0.0 + a sum: no flag */")
     lines.append(f"{indent}}}")
-    if w.checked:  # NumPy names a reduction's flags after "reduce"
-        w.check_after("reduce", r, indent, acc)
 
 
 def reduce_loop(w: KernelWriter, r: Reduce) -> NumpyLoop:
