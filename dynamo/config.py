@@ -70,6 +70,12 @@ def patch(**changes: Any) -> Iterator[None]:
 # Iterations a single Python loop may unroll into a graph while tracing.
 unroll_limit: int = 512
 
+# Items a loop of the frame (nested loops counted together) may unroll while the graph does not grow;
+# past it the loop runs in Python and the code after it is compiled again (dynamo/python_loops.py):
+# unrolling a loop over a list of numbers or strings costs milliseconds of tracing and a guard per
+# item to fold what Python runs in microseconds.
+python_loop_limit: int = 64
+
 # Recompiles of one code object allowed for new values alone (numbers whose value the trace
 # needed, functions and classes made anew per call); at the next such miss the frame runs its
 # original code from then on, as fast as uncompiled (explain says which guard kept failing).

@@ -72,6 +72,7 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
     from .symbolic_convert import InstructionTranslator
     from .loop_capture import peeled_loop_broken, unrolled_past_budget
     from .loop_records import LoopRecords, RetraceWithoutLoop
+    from .python_loops import PythonLoop
     from .resume import python_region
     from .translator.core import BreakHere
 
@@ -94,6 +95,11 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
                 loops.peeled.add(rejected.key)
             else:
                 loops.rejected[rejected.key] = rejected.rejected
+            continue
+        except PythonLoop as loop:  # unrolled without array work: it runs in Python (a graph break)
+            breaks_log.debug("%s: %s", code.co_qualname, loop)
+            assert loop.site not in loops.python_loops, "GET_ITER did not find the loop it must break before"
+            loops.python_loops.add(loop.site)
             continue
         except BreakHere:
             assert reason is not None  # the translator stops at a break only when given one (break_at)

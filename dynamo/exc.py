@@ -112,6 +112,7 @@ class Category:
     LOOP_BUDGET = "loop too long to unroll"
     LOOP_BREAK = "graph break inside a loop"
     LOOP_CAPTURE = "loop not captured as a loop node"
+    PYTHON_LOOP = "loop without array work"
     INLINE_DEPTH = "call too deep to inline"
     NUMPY_ERROR = "numpy would raise"
     EXCEPTION = "exception raised"

@@ -74,6 +74,8 @@ class LoopRecords:
     depth: int = 0  # loop bodies being traced right now
     # np.errstate blocks (code, index of BEFORE_WITH) that broke the graph inside: run in Python on retraces
     plain_withs: set[tuple[types.CodeType, int]] = field(default_factory=set)
+    # loops (code, index of FOR_ITER) that unrolled without array work: run in Python on retraces
+    python_loops: set[tuple[types.CodeType, int]] = field(default_factory=set)
 
     def key(self, code: types.CodeType, index: int) -> LoopKey:
         count = self.encounters.get((code, index), 0)
@@ -83,7 +85,7 @@ class LoopRecords:
     def next_trace(self) -> LoopRecords:
         """The records a retrace of the same frame starts with: the rejections carry over."""
         return LoopRecords(rejected=self.rejected, peeled=self.peeled, forced=self.forced,
-                           plain_withs=self.plain_withs)
+                           plain_withs=self.plain_withs, python_loops=self.python_loops)
 
     def report(self) -> list[str]:
         return [c.describe() for c in self.captured] + [r.describe() for r in self.rejected.values()]

@@ -8,7 +8,7 @@ import operator
 from bytecode import Instr
 
 from .. import bytecode_compat as compat
-from .. import loop_capture, while_capture
+from .. import loop_capture, python_loops, while_capture
 from ..exc import Category, unsupported
 from ..variables.base import VariableTracker
 from ..variables.builtins import BuiltinVariable
@@ -75,14 +75,17 @@ class ControlFlowMixin(InstructionTranslatorBase):
 
     # ---- loops -----------------------------------------------------------------------------------------------
     def GET_ITER(self, inst: Instr) -> None:
+        python_loops.refuse_known(self)
         iterator = loop_capture.iterate(self, self.pop())
         if iterator is not None:  # None: the whole loop is one loop node, and the translator after it
             self.push(iterator)
 
     def FOR_ITER(self, inst: Instr) -> None:
-        item = self.peek().next_item(self)
+        iterator = self.peek()
+        item = iterator.next_item(self)
         if item is not None:
             self.push(item)
+            python_loops.watch(self, iterator)
             return
         self.pop()
         self.jump(inst.arg)

@@ -97,6 +97,7 @@ class InstructionTranslatorBase:
         # captured with blocks (np.errstate) open now, innermost last: ((code, index of BEFORE_WITH),
         # the block's exception handler); the instructions that handler covers are traced
         self.open_withs: list[tuple[tuple[types.CodeType, int], int]] = []
+        self.unrolling: list[Any] = []  # loops of this code being unrolled now, outermost first (python_loops)
 
     # ---- the loop ------------------------------------------------------------------------------------------
     def run(self) -> VariableTracker:

@@ -230,6 +230,7 @@ def test_new_array_shapes_are_no_value_churn():
 # ---- the trace budget -----------------------------------------------------------------------------------
 
 def long_loop(x, n):
+    # pure Python: with config.python_loop_limit it would run in Python after 64 items, before the budget
     total = 0.0
     for i in range(n):
         for j in range(n):
@@ -238,7 +239,7 @@ def long_loop(x, n):
 
 
 def test_a_frame_past_the_trace_budget_is_traced_once():
-    with dynamo.config.patch(trace_instruction_budget=2000):
+    with dynamo.config.patch(trace_instruction_budget=2000, python_loop_limit=10**9):
         compiled = dynamo.compile(long_loop)
         for x in (np.ones(3), 2.0, np.ones(3), 3, 1.5):  # a new type: a new fallback guarded by it
             assert same_value(compiled(x, 40), long_loop(x, 40))
@@ -284,7 +285,7 @@ def test_a_function_past_the_trace_budget_is_not_inlined_again_at_a_recompile(mo
 
     monkeypatch.setattr(symbolic_convert.InliningTranslator, "__init__", counting_init)
     inlined_per_call = []
-    with dynamo.config.patch(trace_instruction_budget=2000):
+    with dynamo.config.patch(trace_instruction_budget=2000, python_loop_limit=10**9):
         compiled = dynamo.compile(outer_calls_long_loop)
         for dtype in (np.float64, np.float32, np.int64, np.int32):
             x = np.ones(3, dtype)
