@@ -63,6 +63,15 @@ def _last_location(traced: list[Any], code: types.CodeType) -> SourceLocation:
     return SourceLocation(code.co_filename, code.co_firstlineno, code.co_name)
 
 
+def load_compiler() -> None:
+    """Import now what compiling frames will import on the way (the tracer, code generation,
+    guards, shapes): for a harness that runs a whole program compiled and settles these long-lived
+    objects before it starts. Not sympy: with it loaded, traces take other paths that cost more
+    (CPython's test_generators under the pytest plugin: 7.4 s CPU -> 10.7 s), and it loads when a
+    trace first needs a symbol."""
+    from . import codegen, graph_break, guards, loop_capture, output_graph, resume, shapes, symbolic_convert  # noqa: F401
+
+
 def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, traced: list[Any],
                  over_budget: Mapping[types.CodeType, Unsupported]) -> "CompiledFrame":
     from .codegen import PyCodegen, assemble, starts_no_frames

@@ -7,9 +7,15 @@ An internal error of the compiler fails the test that met it (dynamo.config.stri
 `--dynamo-strict=off` such a frame runs uncompiled instead and the summary counts it.
 The summary counts what dynamo records for every frame it saw: frames compiled, graphs, graph
 breaks, frames that ran uncompiled, internal errors, and the most frequent reasons.
+
+Before any test module is imported, the compiler and its backend are loaded and every object alive
+is moved to the collector's permanent generation (gc.freeze): they live as long as the run, and each
+gc.collect() of a test (CPython's test_dict calls it 87 times) would walk them all again. No object
+of a test exists yet, so none is kept from being collected; the run's end unfreezes them.
 """
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from typing import Any
 
@@ -42,12 +48,25 @@ def pytest_configure(config: Any) -> None:
     plugin.saved_strict = dynamo_config.strict
     dynamo_config.strict = config.getoption("--dynamo-strict") == "on"
     config.pluginmanager.register(plugin, "dynamo-compiled-tests")
+    _settle_compiler(backend)
+
+
+def _settle_compiler(backend: str) -> None:
+    """Load what compiling will load and freeze every object alive now (see the docstring)."""
+    from .backends.registry import lookup_backend
+    from .convert_frame import load_compiler
+
+    load_compiler()
+    lookup_backend(backend)  # a lazily registered backend is imported by its lookup
+    gc.collect()  # garbage of the start-up is freed, not frozen
+    gc.freeze()
 
 
 def pytest_unconfigure(config: Any) -> None:
     plugin = config.pluginmanager.get_plugin("dynamo-compiled-tests")
     if plugin is not None:
         dynamo_config.strict = plugin.saved_strict
+        gc.unfreeze()
 
 
 class _CompiledTests:

@@ -57,3 +57,24 @@ def test_a_program_that_compiles_nothing_loads_neither_the_tracer_nor_numpy(tmp_
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[1, 2]\n['dynamo.convert_frame']\n"
+
+
+def test_static_traces_do_not_import_sympy():
+    # sympy's import costs more than the rest of dynamo and makes every later gc.collect() of the
+    # program slower (its tens of thousands of objects): a trace with static shapes never needs it
+    out = run("""
+        import sys
+        import numpy as np
+        import dynamo
+
+        def f(x, rows):
+            a = np.clip(x, [0.0, 0.1, 0.2], 0.9)   # a constant list operand
+            b = x[[0, 1]] + x[2]                      # integer and list indexes
+            return a.sum() + b.sum() + rows[1]
+
+        x = np.linspace(0.0, 1.0, 3)
+        compiled = dynamo.compile(f, backend="eager")
+        print(compiled(x, [1, 2]) == f(x, [1, 2]), dynamo.explain(f)(x, [1, 2]).graph_count)
+        print("sympy" in sys.modules)
+    """)
+    assert out == "True 1\nFalse\n"

@@ -140,3 +140,54 @@ def test_numpy_lib_tests_pass_compiled_where_they_pass_plain(tmp_path):
     assert outcomes(plain), plain.stdout[-2000:]
     assert outcomes(compiled) == outcomes(plain), compiled.stdout[-4000:]
     assert "dynamo (numpy backend)" in compiled.stdout
+
+
+GC_TESTS = '''
+import gc
+import sys
+import weakref
+
+
+class Node:
+    pass
+
+
+def cycle():
+    node = Node()
+    node.self = node
+    return node
+
+
+MODULE_LEVEL = [cycle()]  # made when the module is imported, after the plugin froze its own objects
+
+
+def test_a_cycle_made_by_the_test_is_collected():
+    ref = weakref.ref(cycle())
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_cycle_of_the_module_is_collected_once_dropped():
+    ref = weakref.ref(MODULE_LEVEL.pop())
+    gc.collect()
+    assert ref() is None
+
+
+def test_what_the_harness_loaded_is_frozen():
+    print("FROZEN", gc.get_freeze_count() > 0, "dynamo.symbolic_convert" in sys.modules)
+'''
+
+
+def test_the_compiler_is_loaded_and_frozen_before_the_tests_and_their_cycles_are_collected(tmp_path):
+    # the compiler lives as long as the run: frozen before the first test module is
+    # imported, so gc.collect() in a test does not walk them, and every object of the tests is
+    # collected as in the plain run
+    path = tmp_path / "test_gc.py"
+    path.write_text(GC_TESTS)
+    plain = run_pytest(path, "-s")
+    compiled = run_pytest(path, "-s", "-p", "dynamo.pytest_plugin", "--dynamo-backend=eager")
+    assert outcomes(compiled) == outcomes(plain) == {f"test_gc.py::{name}": "PASSED" for name in (
+        "test_a_cycle_made_by_the_test_is_collected", "test_a_cycle_of_the_module_is_collected_once_dropped",
+        "test_what_the_harness_loaded_is_frozen")}
+    assert "FROZEN False False" in plain.stdout
+    assert "FROZEN True True" in compiled.stdout

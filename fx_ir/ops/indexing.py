@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from ..lazy_sympy import is_sympy, sympy
+from ..lazy_sympy import is_sympy
 
 from ..tensor_meta import TensorMeta
 from .errors import DataDependentShape, UnsupportedArguments
@@ -394,7 +394,7 @@ def _zero_index(indices: Any) -> Any:
         return ZerosMeta(meta) if not meta.scalar else meta.dtype.type(0)
     if isinstance(index, np.integer):
         return type(index)(0)
-    if isinstance(index, int | sympy.Basic) and not isinstance(index, bool):
+    if (isinstance(index, int) or is_sympy(index)) and not isinstance(index, bool):
         return 0
     return index
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from ..lazy_sympy import is_sympy, sympy
+from ..lazy_sympy import is_sympy
 
 from ..tensor_meta import TensorMeta
 from .errors import UnsupportedArguments
@@ -21,7 +21,7 @@ PY_SCALARS = (bool, int, float, complex)
 
 
 def contains_meta(x: Any) -> bool:
-    if isinstance(x, TensorMeta | sympy.Basic):
+    if isinstance(x, TensorMeta) or is_sympy(x):  # is_sympy: a static trace never imports sympy
         return True
     if isinstance(x, list | tuple):
         return any(contains_meta(v) for v in x)
