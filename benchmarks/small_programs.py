@@ -254,8 +254,56 @@ def mouse_follow(np):
     return follow, drive
 
 
+def local_class(np):
+    """A small class defined inside the function (a new class object per call), used after a log line."""
+    sink = io.StringIO()
+
+    def normalize_rows(X):
+        class Scaler:
+            def __init__(self, lo, hi):
+                self.lo, self.span = lo, hi - lo
+
+            def apply(self, Y):
+                return (Y - self.lo) / self.span
+
+        print("rows", len(X), file=sink)  # a graph break
+        scaler = Scaler(X.min(axis=1, keepdims=True), X.max(axis=1, keepdims=True))
+        return scaler.apply(X)
+
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((64, 32))
+
+    def drive(fn):
+        sink.seek(0)
+        sink.truncate()
+        return fn(X)
+
+    return normalize_rows, drive
+
+
+def per_object_keys(np):
+    """Objects that each store a lambda of their own (`self.key = lambda ...`), applied in turn."""
+    class Channel:
+        def __init__(self, gain):
+            self.key = lambda v: np.tanh(v * gain)
+
+    def apply_key(channel, x):
+        return channel.key(x) - x
+
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(256)
+    channels = [Channel(g) for g in (0.5, 1.0, 1.5, 2.0)]
+    state = {"i": 0}
+
+    def drive(fn):
+        state["i"] += 1
+        return fn(channels[state["i"] % len(channels)], x)
+
+    return apply_key, drive
+
+
 PROGRAMS = [game_of_life, mandelbrot, gray_scott, gray_scott_globals, particles, nested_helper, safe_log_stats,
-            coarse_grain, mouse_follow]
+            coarse_grain, mouse_follow, local_class, per_object_keys]
 
 
 # ---- measuring --------------------------------------------------------------------------------------
