@@ -115,6 +115,37 @@ static PyObject *py_call_moving(PyObject *module, PyObject *const *args, Py_ssiz
     }
     return result;
 }
+/* retime(code, owner): owner's compiled versions of code now run other code (a graph of backend
+ * "tiered" moved to C): their timed turns start again, a dropped version's included, so that what
+ * the turns decided on the old code is measured anew. Versions made with no turns stay as they are. */
+static PyObject *py_retime(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "retime(code, owner) takes 2 arguments");
+        return NULL;
+    }
+    PyCodeObject *code = code_arg(args[0]);
+    if (code == NULL) return NULL;
+    ExtraState *state = extra_state_get(code);
+    if (state == NULL) Py_RETURN_NONE;
+    int rearmed = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(state->entries); i++) {
+        CacheEntry *entry = (CacheEntry *)PyList_GET_ITEM(state->entries, i);
+        if (entry->owner != args[1] || entry->turns <= 0) continue;
+        if (entry->dropped) {
+            cache_entry_rearm(entry, state->hit_serial);
+            rearmed = 1;
+        }
+        else if (!entry->in_place) {
+            entry->probe = entry->turns;
+            entry->best_compiled = entry->best_original = 0.0;
+        }
+    }
+    if (rearmed && state->skip && state->skip_unhooked) { /* skipped for those drops: lifted */
+        state->skip = state->skip_unhooked = 0;
+        state->recheck_after = state->skipped_calls = 0;
+    }
+    Py_RETURN_NONE;
+}
 
 static PyObject *py_set_compiled_function_reducer(PyObject *module, PyObject *reducer) {
     return compiled_function_set_reducer(reducer);
@@ -140,6 +171,8 @@ static PyMethodDef module_methods[] = {
     {"set_turn_timer", py_set_turn_timer, METH_O,
      "set_turn_timer(fn): timed turns read the time from fn() (None: the monotonic clock); for tests"},
     {"clear_cache", py_clear_cache, METH_O, "clear_cache(code): drop its entries and SKIP mark"},
+    {"retime", (PyCFunction)(void (*)(void))py_retime, METH_FASTCALL,
+     "retime(code, owner): owner's versions of code take their timed turns again (their code changed)"},
     {NULL},
 };
 

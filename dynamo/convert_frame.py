@@ -430,6 +430,8 @@ class ConvertFrame:
                     output_code_log.debug("code of a graph of %s (%s backend):\n%s", code.co_qualname,
                                           self.backend_name, graph.graph_module.code)
         turns = 0 if takes_device_arrays(compiled) else config.timed_turns
+        if turns:
+            retime_when_graphs_move(code, compiled, self)
         return (compiled.guards.compile(), code_to_run(code, compiled), compiled.unhooked, turns,
                 config.timed_turns_recheck)
 
@@ -547,6 +549,22 @@ class ConvertFrame:
             self._shape_state.clear()
         self.compiled_frames.clear()
         self.recompiles.clear()
+
+
+def retime_when_graphs_move(code: types.CodeType, compiled: CompiledFrame, owner: ConvertFrame) -> None:
+    """A graph of backend "tiered" that moves to C changes what the frame's version costs: its timed
+    turns start again then (the numpy code they timed may have been dropped for the original)."""
+    code_ref = weakref.ref(code)  # not the code itself: its cache entries hold the graph that holds this
+
+    def retime() -> None:
+        alive = code_ref()
+        if alive is not None:
+            _C.retime(alive, owner)
+
+    for graph in compiled.graphs:
+        tier = getattr(getattr(graph.compiled_fn, "_dynamo_fn", None), "tier", None)
+        if tier is not None:
+            tier.on_move = retime
 
 
 def takes_device_arrays(compiled: CompiledFrame) -> bool:

@@ -273,3 +273,36 @@ def test_the_pytest_plugin_compiles_test_bodies_tiered(tmp_path):
                                "DYNAMO_TIER_UP_SECONDS": "0"})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "dynamo (tiered backend)" in done.stdout
+
+
+def test_a_move_to_c_times_the_frame_again():
+    f = fresh(CHAIN)
+    x = np.linspace(0.0, 1.0, 64)
+    compiled = dynamo.compile(f, backend="tiered")
+    now = [0.0]
+
+    def clock():  # the turns' clock: every call takes as long, so the compiled version is kept
+        now[0] += 2.0 ** -20
+        return now[0]
+
+    dynamo._C.set_turn_timer(clock)
+    try:
+        with config.patch(timed_turns=4, tier_up_seconds=60.0, tier_up_in_background=False):
+            moved_and_timed_again(f, compiled, x)
+    finally:
+        dynamo._C.set_turn_timer(None)
+
+
+def moved_and_timed_again(f, compiled, x):
+    for _ in range(8):
+        compiled(x, x)
+    (entry,) = dynamo._C.cache_entries(f.__code__)
+    assert entry.probe == 0 and not entry.dropped
+    tier = tier_of(compiled)
+    tier.budget = 0.0
+    assert bits(compiled(x, x)) == bits(f(x, x))
+    assert tier.state == tiered.C
+    (entry,) = dynamo._C.cache_entries(f.__code__)
+    assert entry.probe == 4 and not entry.dropped  # the C code takes the turns anew
+    for _ in range(6):
+        assert bits(compiled(x, x)) == bits(f(x, x))

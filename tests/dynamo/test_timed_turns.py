@@ -265,3 +265,19 @@ def test_a_particle_update_dropped_for_plain_python_moves_every_particle_the_sam
     # and are np.float64 after one step hit the same version (a float or an np.float64)
     assert names == ["move"] * 2
     assert _C.is_skipped(move.__code__) and all(e.dropped for e in _C.cache_entries(move.__code__))
+
+
+def test_retime_measures_a_dropped_version_again():
+    compiled = dynamo.compile(affine, backend=slow_backend)
+    x = np.arange(4.0)
+    for _ in range(dynamo.config.timed_turns + 2):
+        compiled(x)
+    (entry,) = _C.cache_entries(affine.__code__)
+    assert entry.dropped and _C.is_skipped(affine.__code__)
+    _C.retime(affine.__code__, compiled._dynamo_callback)  # what a graph moving to another backend does
+    (entry,) = _C.cache_entries(affine.__code__)
+    assert not entry.dropped and not entry.in_place and entry.probe == dynamo.config.timed_turns
+    assert not _C.is_skipped(affine.__code__)
+    for _ in range(dynamo.config.timed_turns + 2):
+        assert same_value(compiled(x), affine(x))
+    assert _C.cache_entries(affine.__code__)[0].dropped  # still slower: dropped again
