@@ -1,12 +1,13 @@
 """The "tiered" backend: every graph starts on the numpy backend (milliseconds to compile) and moves to
 backend "c" once it has run long enough to pay for a C compile, compiled in a background thread.
 
-Each graph is called through a trampoline, `def graph(a0, a1): return target(a0, a1)`, whose global
-`target` is the only thing a tier-up changes: one dict store under the GIL, so a call that already
-read the old target finishes on it and every later call, in any thread, runs the new one. Until the
-graph is due, `target` times each call (the run time it accumulates is what pays for the compile);
-after that the trampoline is the whole per-call cost. Without a C compiler, or when backend "c" fails
-on the graph, it stays on numpy (`tier` says why; logged to dynamo.tiers, DYNAMO_LOGS=tiers).
+Each graph is called through an instance of a class of its own whose `__call__` is a staticmethod of
+the code to run: a tier-up is one class attribute store under the GIL, so a call that already found
+the old code finishes on it and every later call, in any thread, runs the new one; and no Python frame
+of ours stands between the caller and the graph's code (backend "c" reports floating-point warnings a
+fixed number of frames up, at the user's line). Until the graph is due, its `__call__` times each call
+(the run time it accumulates is what pays for the compile). Without a C compiler, or when backend "c"
+fails on the graph, it stays on numpy (`tier` says why; logged to dynamo.tiers, DYNAMO_LOGS=tiers).
 """
 from __future__ import annotations
 
@@ -32,8 +33,16 @@ __all__ = ["TieredBackend", "TieredGraph", "tiered_backend", "wait_for_tier_ups"
 NUMPY, COMPILING, C, STAYED = "numpy", "compiling", "c", "stayed numpy"
 
 
+class GraphCall:
+    """What the frontend calls for one graph: each graph's subclass sets `__call__` (TieredGraph.target);
+    the instance carries what the frontend reads of a backend's callable (notes, source, plan)."""
+
+    tier: "TieredGraph"
+    shares_warnings_with: list[Any]
+
+
 class TieredGraph:
-    """One graph's tier: the trampoline's namespace (whose `target` is swapped), the run time counted
+    """One graph's tier: its callable `call` (whose class's `__call__` is swapped), the run time counted
     so far against `budget` (seconds), and `state`: numpy, compiling, c, or stayed numpy (`why`)."""
 
     def __init__(self, graph_module: Any, numpy_fn: Callable[..., Any], arity: int, budget: float,
@@ -48,21 +57,30 @@ class TieredGraph:
         self.why = ""
         self.c_compile_seconds = 0.0
         self.on_move: Callable[[], None] | None = None  # called after the swap to c (set by the frontend)
-        self.namespace: dict[str, Any] = {"tier": self, "numpy_fn": numpy_fn, "clock": time.perf_counter}
-        trampoline_code, counting_code = _codes(arity)
-        self.trampoline = types.FunctionType(trampoline_code, self.namespace, "tiered_graph")
         # the first calls: numpy's, each timed, until the graph is due
-        self.counting = types.FunctionType(counting_code, self.namespace, "counting")
-        self.namespace["target"] = self.counting
+        namespace = {"tier": self, "numpy_fn": numpy_fn, "clock": time.perf_counter}
+        self.counting = types.FunctionType(_counting_code(arity), namespace, "counting")
+        self.call_type = type("TieredGraphCall", (GraphCall,), {"__call__": staticmethod(self.counting)})
+        self.call = self.call_type()
+        self.call.tier = self
+
+    @property
+    def target(self) -> Callable[..., Any]:
+        """What a call of the graph runs now."""
+        return self.call_type.__dict__["__call__"].__func__
+
+    @target.setter
+    def target(self, fn: Callable[..., Any]) -> None:
+        self.call_type.__call__ = staticmethod(fn)  # type: ignore[method-assign]
 
     def due(self, args: tuple[Any, ...]) -> Any:
         """The graph has run long enough: stop counting, compile it for "c" (in the background, or
-        right here when settings say so), and run this call on whatever the target is now."""
+        right here when settings say so); this call runs on numpy."""
         with _WORKER.due_lock:  # threads that find it due together: one compile, by the first
-            first = self.state == NUMPY and self.namespace["target"] is self.counting
+            first = self.state == NUMPY and self.target is self.counting
             if first:
                 self.state = COMPILING
-                self.namespace["target"] = self.numpy_fn
+                self.target = self.numpy_fn
         missing = _WORKER.missing_compiler()
         if not first:
             pass  # another thread found it due first: this call runs on what it left
@@ -75,7 +93,9 @@ class TieredGraph:
                 _WORKER.submit(self, args)
             else:
                 self.tier_up(args)
-        return self.namespace["target"](*args)
+        # numpy's code for this call, whose warnings are at the user's lines whatever the stack (the C
+        # code reports them a fixed number of frames up, which the frames of this call would shift)
+        return self.numpy_fn(*args)
 
     # ---- the compile (the worker thread's job) ----------------------------------------------------
     def tier_up(self, args: tuple[Any, ...]) -> None:
@@ -95,9 +115,9 @@ class TieredGraph:
             return
         self.c_compile_seconds = time.perf_counter() - start
         self.c_fn = made
-        _copy_warning_registry(self.namespace, made)
+        _copy_warning_registry(self.numpy_fn, made)
         self.state = C
-        self.namespace["target"] = made  # the swap: calls from now on run the C code
+        self.target = made  # the swap: calls from now on run the C code
         if self.on_move is not None:
             self.on_move()  # the frontend times the frame's version again (its timed turns)
         if self.marker is not None:
@@ -108,7 +128,7 @@ class TieredGraph:
 
     def stay(self, why: str) -> None:
         self.state, self.why = STAYED, why
-        self.namespace["target"] = self.numpy_fn
+        self.target = self.numpy_fn
         log.debug("tiered: a graph of %d ops stays on numpy: %s", _ops(self.graph_module), why)
 
     def failed(self, error: Exception) -> None:
@@ -116,13 +136,13 @@ class TieredGraph:
         if settings.get("strict"):  # loud in tests: the next call raises what backend c raised
             def raise_failure(*args: Any) -> Any:
                 raise RuntimeError(f"tiered: backend c failed on a graph that moved up: {error}") from error
-            self.namespace["target"] = raise_failure
+            self.target = raise_failure
 
     def rearm(self) -> None:
         """A compile that never finished (the worker thread is gone after a fork): due at the next call."""
         if self.state == COMPILING:
             self.state = NUMPY
-            self.namespace["target"] = self.counting
+            self.target = self.counting
 
     def describe(self) -> str:
         """explain's line for the graph's tier."""
@@ -137,7 +157,7 @@ class TieredGraph:
 
 
 class TieredBackend:
-    """`backend(graph_module, example_inputs) -> callable`: the numpy backend's code behind a trampoline
+    """`backend(graph_module, example_inputs) -> callable`: the numpy backend's code behind a GraphCall
     that moves to backend "c" when the graph is hot (see the module docstring)."""
 
     def __call__(self, graph_module: Any, example_inputs: list[Any]) -> Callable[..., Any]:
@@ -158,13 +178,16 @@ class TieredBackend:
             tier.stay(missing)
         elif budget < 0 or budget == float("inf"):
             tier.stay("config.tier_up_seconds is negative or infinite: tiering is off")
-        run = tier.trampoline
-        run.tier = tier  # type: ignore[attr-defined]
+        elif budget == 0 and not settings.get("tier_up_in_background"):
+            tier.state = COMPILING  # due before its first call (tests): compiled for "c" now
+            tier.tier_up(tuple(example_inputs))
+        run = tier.call
         # what the frontend reads of a backend's callable: its notes, generated source and plan
         for name in ("notes", "source", "plan", "compile_seconds"):
             if hasattr(numpy_fn, name):
                 setattr(run, name, getattr(numpy_fn, name))
-        run.shares_warnings_with = [numpy_fn]  # type: ignore[attr-defined]
+        # the user's warnings registry, which the frontend gives what it calls, is given to these
+        run.shares_warnings_with = [numpy_fn, *([tier.c_fn] if tier.c_fn is not None else [])]
         return run
 
 
@@ -248,11 +271,8 @@ def wait_for_tier_ups(timeout: float | None = None) -> bool:
     return _WORKER.wait(timeout)
 
 
-_CODES: dict[int, tuple[types.CodeType, types.CodeType]] = {}
+_CODES: dict[int, types.CodeType] = {}
 _SOURCE = """
-def tiered_graph({params}):
-    return target({params})
-
 def counting({params}):
     if tier.spent >= tier.budget:
         return tier.due(({params}{comma}))
@@ -263,17 +283,17 @@ def counting({params}):
 """
 
 
-def _codes(arity: int) -> tuple[types.CodeType, types.CodeType]:
-    """The trampoline's code and the counting target's, made once per number of graph inputs (no
-    *args: a call passes its arguments as they are)."""
-    codes = _CODES.get(arity)
-    if codes is None:
+def _counting_code(arity: int) -> types.CodeType:
+    """The code of the counting target, made once per number of graph inputs (no *args: a call passes
+    its arguments as they are)."""
+    code = _CODES.get(arity)
+    if code is None:
         params = ", ".join(f"a{i}" for i in range(arity))
         namespace: dict[str, Any] = {}
         exec(compile(_SOURCE.format(params=params, comma="," if arity == 1 else ""), "<tiered-graph>", "exec"),
              namespace)
-        codes = _CODES.setdefault(arity, (namespace["tiered_graph"].__code__, namespace["counting"].__code__))
-    return codes
+        code = _CODES.setdefault(arity, namespace["counting"].__code__)
+    return code
 
 
 def _marker(graph_module: Any, example_inputs: list[Any]) -> Path | None:
@@ -298,12 +318,12 @@ def _touch(path: Path) -> None:
         pass  # only a hint for the next process
 
 
-def _copy_warning_registry(namespace: dict[str, Any], made: Any) -> None:
-    """The frontend gave the trampoline the user's warnings registry and module name (so that a warning
-    shows once per line of the program); the C code that replaces the numpy code gets them too."""
-    function = getattr(made, "__func__", made)
-    target = getattr(function, "__globals__", None)
-    if isinstance(target, dict):
+def _copy_warning_registry(numpy_fn: Any, made: Any) -> None:
+    """The frontend gave the numpy code the user's warnings registry and module name (so that a warning
+    shows once per line of the program); the C code that replaces it gets them too."""
+    namespace = getattr(getattr(numpy_fn, "__func__", numpy_fn), "__globals__", None)
+    target = getattr(getattr(made, "__func__", made), "__globals__", None)
+    if isinstance(namespace, dict) and isinstance(target, dict):
         for name in ("__warningregistry__", "__name__"):
             if name in namespace:
                 target[name] = namespace[name]

@@ -306,3 +306,29 @@ def moved_and_timed_again(f, compiled, x):
     assert entry.probe == 4 and not entry.dropped  # the C code takes the turns anew
     for _ in range(6):
         assert bits(compiled(x, x)) == bits(f(x, x))
+
+
+LOG = """
+def f(x):
+    return np.log(x) * 2.0
+"""
+
+
+@pytest.mark.parametrize("seconds", [60.0, 0.0], ids=["on numpy", "on c"])
+def test_warnings_at_the_users_line_once_as_in_plain_python(seconds):
+    import warnings
+
+    x = np.array([0.0, 1.0, 2.0])
+
+    def caught(fn):
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("default")
+            for _ in range(3):
+                fn(x)
+        return [(w.category, str(w.message), w.filename, w.lineno) for w in got]
+
+    expected = caught(fresh(LOG))
+    compiled = dynamo.compile(fresh(LOG), backend="tiered")
+    with config.patch(tier_up_seconds=seconds, tier_up_in_background=False):
+        assert caught(compiled) == expected
+    assert tier_of(compiled).state == (tiered.C if seconds == 0.0 else tiered.NUMPY)
