@@ -177,10 +177,18 @@ def peeled_loop_broken(tx: "Tx", error: Unsupported) -> RetraceWithoutLoop | Non
     return None
 
 
+# the most short loops one frame captures because unrolling them ran past the trace budget
+MOST_FORCED = 4
+
+
 def unrolled_past_budget(records: LoopRecords) -> Any:
     """The trace ran past config.trace_instruction_budget while short loops were unrolled (a loop of
     25 time steps whose body calls a function with loops of its own: NPBench cavity_flow): the key of
-    the outermost of them still running, which the retrace captures as a loop node; None if none is left."""
+    the outermost of them still running, which the retrace captures as a loop node; None if none is left,
+    or when MOST_FORCED loops were already captured so (each retrace traced up to the budget again:
+    many short loops one after another give up as before instead)."""
+    if len(records.forced) >= MOST_FORCED:
+        return None
     for key, iterator in records.unrolled:
         if key in records.forced or key in records.rejected:
             continue

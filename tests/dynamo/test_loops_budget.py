@@ -98,3 +98,40 @@ def test_a_loop_that_cannot_be_captured_still_runs_as_before():
     # trace stands then depends on the Python version's bytecode) ran past it in its first step
     assert notes[0].startswith("loop over n at") and "not captured: the body mutates a list" in notes[0]
     assert all(note.startswith("loop over _ at") and "trace_instruction_budget" in note for note in notes[1:])
+
+
+def many_short_loops(a):
+    for i in range(60):
+        a[0] += a[1] * 0.5
+    for i in range(60):
+        a[1] += a[2] * 0.5
+    for i in range(60):
+        a[2] += a[3] * 0.5
+    for i in range(60):
+        a[3] += a[4] * 0.5
+    for i in range(60):
+        a[4] += a[5] * 0.5
+    for i in range(60):
+        a[5] += a[0] * 0.5
+    return a.sum()
+
+
+@pytest.mark.parametrize("most_forced, loops", [(4, None), (8, 6)])
+def test_each_loop_past_the_budget_is_captured_up_to_most_forced_of_them(monkeypatch, most_forced, loops):
+    """Each of the six loops (60 iterations: short) alone runs past a budget of 250 when unrolled: each
+    is captured on a retrace of its own, which traces up to the budget again; past MOST_FORCED such
+    retraces the frame runs as written, as before."""
+    import dynamo.loop_capture
+
+    monkeypatch.setattr(dynamo.loop_capture, "MOST_FORCED", most_forced)
+    with dynamo.config.patch(trace_instruction_budget=250):
+        compiled = dynamo.compile(many_short_loops, backend="numpy")
+        for _ in range(2):
+            a, b = np.arange(6.0), np.arange(6.0)
+            assert same_value(compiled(a), many_short_loops(b)) and same_value(a, b)
+    frames = compiled._dynamo_callback.compiled_frames
+    assert len(frames) == 1
+    if loops is None:
+        assert len(fallbacks(compiled)) == 1 and frames[0][1].loop_count == 0
+    else:
+        assert fallbacks(compiled) == [] and frames[0][1].loop_count == loops
