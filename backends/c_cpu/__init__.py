@@ -173,9 +173,7 @@ class CBackend:
                            for k in program.kernels]
                 module, _ = self.load(module_source(sources, checked=True), tc, sources)
                 for s in sources:
-                    fn = getattr(module.lib, s.name)
-                    fn.restype = ctypes.c_int
-                    made[s.name] = (fn, s.ops, s.op_keys, s.origins)
+                    made[s.name] = (module.address(s.name), s.ops, s.op_keys, s.origins)
             return made
         return get
 

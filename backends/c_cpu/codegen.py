@@ -527,7 +527,10 @@ class KernelWriter:
             work += f" * ({self.index(r.extent) if is_symbolic(r.extent) else int(r.extent)} + 1)"
         parallel = bool(self.xs) and all(self.xs[0] in s.index.free_symbols for s in self.k.stores)
         if self.checked:
-            return ["", f"int {name}(const dyn_arg *a, int *opflags) {{", *pro,
+            # the op flags are one more buffer argument: the rerun passes them through call_native like
+            # the arrays (no ctypes structures whose lifetime the caller must manage)
+            return ["", f"int {name}(const dyn_arg *a) {{", *pro,
+                    f"    int *const opflags = (int *)a[{len(self.args)}].data;",
                     "    int fl = 0; feclearexcept(FE_ALL_EXCEPT);",
                     f"    if ({' || '.join(f'({e}) == 0' for e in extents) or '0'}) return 0;",
                     f"    {name}_rows(a, 0, {n0}, &fl, opflags);",

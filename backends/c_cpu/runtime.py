@@ -4,7 +4,6 @@ floating-point flags a kernel raised into NumPy's warnings or errors under the c
 """
 from __future__ import annotations
 
-import ctypes
 import linecache
 import sys
 import warnings
@@ -75,10 +74,6 @@ def report_fp(reports: list[tuple[Any, ...]], fe_bits: tuple[int, int, int, int]
                 np.geterrcall().write(f"Warning: {message}\n")  # type: ignore[union-attr]
 
 
-class _DynArg(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p)]
-
-
 class FlagReporter:
     """What a kernel that raised flags tells the user: which of its ops raised them (from the checked
     variant, rerun on the same arrays when the kernel reads nothing it writes), as NumPy would."""
@@ -87,7 +82,7 @@ class FlagReporter:
                  fe_bits: tuple[int, int, int, int]) -> None:
         self.program = program
         self.kernels = kernels
-        self.checked = checked  # -> {kernel name: (ctypes function, op names)}, compiled on first use
+        self.checked = checked  # -> {kernel name: (address, op names, op keys, graph nodes)}, compiled on first use
         self.fe_bits = fe_bits
 
     def __call__(self, index: int, flags: int, arrays: tuple[Any, ...],
@@ -103,22 +98,18 @@ class FlagReporter:
         if set(kernel.reads()) & set(kernel.writes()):
             reports = self.attribute(ks.name, flags)
         else:
-            fn, ops, keys, origins = self.checked()[ks.name + "_checked"]
-            opflags = (ctypes.c_int * max(len(ops), 1))()
-            held = [np.asarray(a) for a in arrays]
-            # a.ctypes.shape and .strides are new ctypes arrays each time: kept alive through the call (an
-            # address taken of a temporary was freed memory by then, and the rerun read garbage strides)
-            dims = [(a.ctypes.shape, a.ctypes.strides) for a in held]
-            args = (_DynArg * len(held))(*[_DynArg(a.ctypes.data, ctypes.cast(shape, ctypes.c_void_p).value,
-                                                   ctypes.cast(strides, ctypes.c_void_p).value)
-                                           for a, (shape, strides) in zip(held, dims)])
-            fn(args, opflags)
-            del dims
+            address, ops, keys, origins = self.checked()[ks.name + "_checked"]
+            # the op flags are the last buffer: call_native holds every argument's buffer through the
+            # call (a ctypes rerun built addresses of temporaries by hand: a use-after-free that read
+            # garbage strides, wrote wrong values into the outputs or crashed, seen only in long runs)
+            opflags = np.zeros(max(len(ops), 1), np.intc)
+            written = sum(1 << i for i, name in enumerate(ks.args) if name in ks.written)
+            call_native_function()(address, written | 1 << len(arrays), *arrays, opflags)
             # a computation the kernel makes in two places (each inlined) is one op of the program, reported
             # once per graph node whose op it is (fuzz seeds 1001769, 1002867: an op of an unrolled loop that
             # warned three times in NumPy warned once)
             merged: dict[str, list[Any]] = {}
-            for name, key, raised, nodes in zip(ops, keys, opflags, origins):
+            for name, key, raised, nodes in zip(ops, keys, opflags.tolist(), origins):
                 if raised:
                     entry = merged.setdefault(key, [name, 0, set()])
                     entry[1] |= raised
