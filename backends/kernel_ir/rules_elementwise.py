@@ -118,7 +118,10 @@ def lower_power(L: Lowerer, node: Node, base: Any, exponent: Any, operator_form:
     """`x ** c` as NumPy computes it: its fast paths (2 -> square, 0.5 -> sqrt, -1 -> reciprocal,
     1 -> positive) for float bases, repeated products for small non-negative integer powers of ints."""
     if ufunc is not np.power or not isinstance(base, TensorValue):  # float_power: always in float64
-        value = apply_ufunc(L, node, ufunc, [base, exponent], name="power")
+        # float_power's own loop where the target has one: NumPy's float64 power is another (SIMD) loop
+        # whose last bits differ from float_power's (libm's pow)
+        name = "float_power" if ufunc is np.float_power and "float_power" in L.supported_ops else "power"
+        value = apply_ufunc(L, node, ufunc, [base, exponent], name=name)
         if value.dtype.kind != "f":
             raise Unsupported("integer power with an array exponent")
         return value
