@@ -29,7 +29,7 @@ from . import ufunc_loops
 from .codegen import CALL_MACROS, CHECK_MACRO, KernelSource, KernelWriter, SizeSource
 from .pairwise import refuse_sum
 from .emitters import PRELUDE, SUPPORTED_OPS, refuse_op, supported_dtype, uses_numpy_loop
-from .runtime import FlagReporter, make_runner
+from .runtime import FlagReporter, graph_lines, make_runner
 from .toolchain import CCompilerUnavailable, Toolchain, toolchain
 
 log = logging.getLogger("dynamo.output_code")
@@ -107,9 +107,10 @@ class CBackend:
             module, compiled = self.load(src, tc, sources)
             addresses = [module.address(s.name) for s in sources]
             checked = self.checked_variants(program, sizes, tc)
-            reporter = FlagReporter(program, sources, checked, module.fe_bits)
+            by_name, by_position = graph_lines(graph_module)
+            reporter = FlagReporter(program, sources, checked, module.fe_bits, by_position)
             run = make_runner(program, sources, sizes, addresses, reporter, self,
-                              other_code(graph_module, example_inputs))
+                              other_code(graph_module, example_inputs), by_name)
         except (NotImplementedError, TypeError, ValueError) as why:
             if not has_symbolic_sizes(graph_module):
                 raise

@@ -5,6 +5,7 @@ floating-point flags a kernel raised into NumPy's warnings or errors under the c
 from __future__ import annotations
 
 import linecache
+import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -15,6 +16,7 @@ import numpy as np
 import sympy
 
 from ...fx_ir import ForLoop
+from ...fx_ir.user_lines import compile_at_user_lines
 from ..kernel_ir import HostStep, Kernel, Program, Ref
 from ..kernel_ir.values import is_symbolic
 from .codegen import KernelSource, SizeSource
@@ -38,11 +40,14 @@ def call_native_function() -> Callable[..., int]:
 
 
 def report_fp(reports: list[tuple[Any, ...]], fe_bits: tuple[int, int, int, int], stacklevel: int,
-              seen: dict[tuple[Any, ...], int]) -> None:
+              seen: dict[tuple[Any, ...], int], where: Callable[[Any], tuple[str, int, dict[str, Any]] | None]
+              = lambda node: None) -> None:
     """As NumPy does after each ufunc call: per (ufunc name, raised flags[, graph node]), per category in
     NumPy's order, what np.errstate says: ignore, warn, raise, call, print or log. `seen` counts what
     earlier kernels of this run reported: a value two kernels compute (each inlines it) is reported once;
-    once per graph node where the report names it (identical nodes are one computation)."""
+    once per graph node where the report names it (identical nodes are one computation). A warning of
+    a graph node is shown at that node's line of the program, as NumPy's (`where(node)`: file, line and
+    the globals whose registry and name the warnings filters read), else `stacklevel` frames up."""
     modes: dict[str, object] = dict(np.geterr())
     here: dict[tuple[Any, ...], int] = {}
     if reports and all(len(r) == 3 for r in reports):
@@ -63,7 +68,15 @@ def report_fp(reports: list[tuple[Any, ...]], fe_bits: tuple[int, int, int, int]
             if mode == "ignore":
                 continue
             if mode == "warn":
-                warnings.warn(message, RuntimeWarning, stacklevel=stacklevel)
+                place = where(node[0]) if node else None
+                if place is None:
+                    warnings.warn(message, RuntimeWarning, stacklevel=stacklevel + 1)
+                else:
+                    filename, lineno, module_globals = place
+                    warnings.warn_explicit(message, RuntimeWarning, filename, lineno,
+                                           module=module_globals.get("__name__") or filename,
+                                           registry=module_globals.setdefault("__warningregistry__", {}),
+                                           module_globals=module_globals)
             elif mode == "raise":
                 raise FloatingPointError(message)
             elif mode == "call":
@@ -79,8 +92,11 @@ class FlagReporter:
     variant, rerun on the same arrays when the kernel reads nothing it writes), as NumPy would."""
 
     def __init__(self, program: Program, kernels: list[KernelSource], checked: Callable[[], dict[str, Any]],
-                 fe_bits: tuple[int, int, int, int]) -> None:
+                 fe_bits: tuple[int, int, int, int], node_lines: dict[int, tuple[str, int]] | None = None) -> None:
         self.program = program
+        # graph node position -> its line in the program (file, line); the runner's globals, set by make_runner
+        self.node_lines = node_lines or {}
+        self.runner_globals: dict[str, Any] = {}
         self.kernels = kernels
         self.checked = checked  # -> {kernel name: (address, op names, op keys, graph nodes)}, compiled on first use
         self.fe_bits = fe_bits
@@ -119,8 +135,13 @@ class FlagReporter:
                 reports.extend([(name, raised, node) for node in sorted(nodes)] or [(name, raised)])
             if not reports:
                 reports = self.attribute(ks.name, flags)
-        report_fp(reports, self.fe_bits, stacklevel=4, seen=seen)
+        # the runner's frame: its line is the kernel's in the program (compile_at_user_lines)
+        report_fp(reports, self.fe_bits, stacklevel=3, seen=seen, where=self.where)
         return seen
+
+    def where(self, node: int) -> tuple[str, int, dict[str, Any]] | None:
+        line = self.node_lines.get(node)
+        return None if line is None else (*line, self.runner_globals)
 
     def attribute(self, name: str, flags: int) -> list[tuple[Any, ...]]:
         """Without a rerun: each raised flag is reported for the kernel's first op that can raise it
@@ -151,8 +172,10 @@ class RunnerWriter:
 
     def __init__(self, program: Program, kernels: list[KernelSource], sizes: dict[str, SizeSource],
                  compile_graph: Callable[..., Any] | None = None,
-                 fallback: Callable[[], Callable[..., Any]] | None = None) -> None:
+                 fallback: Callable[[], Callable[..., Any]] | None = None,
+                 lines: dict[str, tuple[str, int]] | None = None) -> None:
         self.compile_graph = compile_graph  # compiles loop bodies
+        self.node_lines = lines or {}  # graph node name -> its line in the program (file, line)
         self.fallback = fallback  # the graph as other code, for inputs whose layout the kernels' sums do not fit
         self.program = program
         self.kernels = kernels
@@ -228,6 +251,7 @@ class RunnerWriter:
         last_use = last_uses(program, self.kernels)
         kept = set(refs_in(program.output))
         for index, step in enumerate(program.steps):
+            self.locate(step.origins if isinstance(step, Kernel) else [step.node])
             if isinstance(step, Kernel):
                 ks = self.kernels[kernel_index]
                 for name in ks.written:
@@ -260,6 +284,13 @@ class RunnerWriter:
         body.append(f"return {self.expr(program.output)}")
         self.globals["_host"] = host_array
         return f"def run({params}):\n" + "".join(f"    {line}\n" for line in body)
+
+    def locate(self, nodes: list[str]) -> None:
+        """A `# File ..., line N` comment: the step's lines run at its first node's line in the program,
+        where NumPy's warnings and errors of that step point (compile_at_user_lines)."""
+        line = next((self.node_lines[n] for n in nodes if n in self.node_lines), None)
+        if line is not None:
+            self.lines.append(f'# File "{line[0]}", line {line[1]}')
 
     def loop_builder(self) -> Callable[[str], int]:
         """C source of a loop node -> the address of its function, compiled through the disk cache."""
@@ -340,16 +371,40 @@ def host_array(value: Any, expected: tuple[tuple[int, ...], np.dtype]) -> np.nda
     return array
 
 
+_FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def graph_lines(graph_module: Any) -> tuple[dict[str, tuple[str, int]], dict[int, tuple[str, int]]]:
+    """Each graph node's line in the program (file, line), by node name and by position, from the
+    location the frontend recorded (node.meta["source_location"])."""
+    by_name: dict[str, tuple[str, int]] = {}
+    by_position: dict[int, tuple[str, int]] = {}
+    for position, node in enumerate(graph_module.graph.nodes):
+        location = node.meta.get("source_location")
+        if location is None:
+            continue
+        filename, lineno = getattr(location, "filename", None), getattr(location, "lineno", None)
+        if not isinstance(filename, str) or not isinstance(lineno, int):
+            match = _FILE_LINE.search(str(location))
+            if match is None:
+                continue
+            filename, lineno = match["file"], int(match["line"])
+        by_name[node.name] = by_position[position] = (filename, lineno)
+    return by_name, by_position
+
+
 def make_runner(program: Program, kernels: list[KernelSource], sizes: dict[str, SizeSource],
                 addresses: list[int], reporter: FlagReporter, compile_graph: Callable[..., Any] | None = None,
-                fallback: Callable[[], Callable[..., Any]] | None = None) -> Any:
-    writer = RunnerWriter(program, kernels, sizes, compile_graph, fallback)
+                fallback: Callable[[], Callable[..., Any]] | None = None,
+                lines: dict[str, tuple[str, int]] | None = None) -> Any:
+    writer = RunnerWriter(program, kernels, sizes, compile_graph, fallback, lines)
     src = writer.write(addresses)
     filename = f"<c-backend-{next(_filenames)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
     namespace = dict(writer.globals)
     namespace["_fp"] = reporter
-    exec(compile(src, filename, "exec"), namespace)
+    reporter.runner_globals = namespace
+    exec(compile_at_user_lines(src, filename), namespace)
     run = namespace["run"]
     run.python_source = src
     return run

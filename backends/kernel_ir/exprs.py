@@ -96,6 +96,10 @@ class Const(Expr):
     value: Any
 
     def __new__(cls, value: Any, dtype: Any) -> Const:
+        if np.iscomplexobj(value) and np.dtype(dtype).kind != "c":
+            # NumPy's cast warns (ComplexWarning) on every call: folded here, it warned once, at compile
+            # time, from this file (fuzz seed 1010067). The caller's node runs as a NumPy step.
+            raise OverflowError(f"the complex constant {value!r} is cast to {np.dtype(dtype)}")
         with np.errstate(over="raise", invalid="raise"):
             try:
                 value = np.asarray(value).astype(dtype).item()

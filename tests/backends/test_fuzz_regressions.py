@@ -375,9 +375,7 @@ def divisions_in_a_helper(a):
     return complex_reciprocal(v / (a <= v))
 
 
-@pytest.mark.parametrize("backend", [pytest.param(b, marks=pytest.mark.xfail(
-    b == "c", strict=True, reason="backend c warns from its runner's frame, not at the op's user line: the "
-    "'warning location' class of tests/fuzz/fuzz_known.py, open for c")) for b in BACKENDS])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_warnings_of_a_dynamic_kernel_point_at_the_users_lines(backend):
     def lines(fn, a):
         with warnings.catch_warnings(record=True) as caught:
@@ -434,3 +432,51 @@ def test_constants_compared_while_tracing_warn_at_the_users_line(backend):
     for _ in range(3):
         expected = seen(comparisons_of_constants_that_warn)
         assert len(expected[1]) == 3 and seen(compiled) == expected
+
+
+def complex_value_set_into_real(a, c):
+    # fuzz seed 1010067, backend c: the complex scalar, folded into the kernel as a constant cast to
+    # uint8, warned (ComplexWarning) once at compile time, from the kernel IR's file, and again at run time
+    v = np.log1p(c)
+    f"{v!r}"   # a graph break: v reaches the next graph as a NumPy scalar
+    a[:] = v
+    return a
+
+
+def warnings_of_fused_lines(x):
+    # backend c: a kernel's flags were all reported at the line the graph was called from; NumPy warns
+    # at each op's own line
+    a = 1.0 / x
+    b = np.sqrt(a - 2.0)
+    return b * x
+
+
+def split_by_a_sort(x):
+    # backend c: NumPy steps split the kernels, so the first calls alternate with the numpy backend's
+    # code (choose.FasterOf): the kernels' warnings pointed at backends/c_cpu/choose.py
+    d = np.sort(x) * 2.0
+    e = 1.0 / d
+    return np.sort(e) + np.log(d - 1.0)
+
+
+def run_located(fn, args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(*args)
+    return (describe(result, args), [(w.category, str(w.message), w.filename, w.lineno) for w in caught],
+            [describe(a, args) for a in args])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("program, make_args, count", [
+    (complex_value_set_into_real, lambda: (np.arange(6, dtype=np.uint8).reshape(2, 3), np.array(1 + 2j)), 1),
+    (warnings_of_fused_lines, lambda: (np.array([0.0, 1.0, 0.25, -1.0] * 8),), 3),
+    (split_by_a_sort, lambda: (np.array([0.0, 1.0, 0.25, -1.0] * 8),), 2),
+])
+def test_fuzzer_found_warnings_and_their_lines(backend, program, make_args, count):
+    dynamo.reset()
+    compiled = dynamo.compile(program, backend=backend)
+    for _ in range(5):   # the first call compiles; the chooser's turns; then the cached code
+        expected = run_located(program, make_args())
+        assert len(expected[1]) == count
+        assert run_located(compiled, make_args()) == expected
