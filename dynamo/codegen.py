@@ -223,7 +223,9 @@ def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCod
             break
     from .resume import entry_line
 
-    lineno = entry_line(code)  # the graph runs the frame's first lines: a traceback shows them
+    # the graph runs the frame's first lines: a traceback shows them; a code object with no line
+    # numbers at all (co_linetable replaced) shows None in plain Python, and so does its transformed code
+    lineno = entry_line(code) if any(line is not None for _, _, line in code.co_lines()) else None
     call = PyCodegen(code)
     if compiled is not None:
         call.append(*graph_call(code, compiled, lineno))
@@ -243,7 +245,7 @@ def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCod
     return compat.flatten_signature(assembler.to_code(transformed))
 
 
-def rerun_handler(code: types.CodeType, graph_part: list[Any], lineno: int) -> tuple[list[Any], list[Any]]:
+def rerun_handler(code: types.CodeType, graph_part: list[Any], lineno: int | None) -> tuple[list[Any], list[Any]]:
     """`graph_part` under a handler that, when the graph raises, runs the frame's own code from its
     start in its place. The side effects a trace recorded are replayed only after the graph: one
     recorded before an op that raises at run time (`LOG.append(x.sum())` before `np.take(x, i)`
@@ -308,7 +310,7 @@ def _warned_already() -> Any:
     return np.errstate(**modes)
 
 
-def graph_call(code: types.CodeType, compiled: "CompiledGraph", lineno: int) -> list[Instr]:
+def graph_call(code: types.CodeType, compiled: "CompiledGraph", lineno: int | None) -> list[Instr]:
     """Run the graph and store its outputs: its code inline when the backend allows it (no call:
     what a cached call of a small graph costs is that of its NumPy calls), else a call."""
     from .graph_inline import function_of, graph_instructions
@@ -321,7 +323,7 @@ def graph_call(code: types.CodeType, compiled: "CompiledGraph", lineno: int) -> 
         loads.load_source(graph_input.source)
         return loads.instructions
 
-    def line_of(node: Any) -> int:
+    def line_of(node: Any) -> int | None:
         location = node.meta.get("source_location") if node is not None else None
         if location is not None and location.filename == code.co_filename and location.lineno in own_lines:
             return int(location.lineno)  # an op of this function: the line plain Python shows

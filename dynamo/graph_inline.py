@@ -43,7 +43,7 @@ def function_of(compiled: "CompiledGraph") -> Any:
 
 
 def graph_instructions(compiled: "CompiledGraph", load_input: Callable[[Any], list[Instr]],
-                       outputs: list[str], line_of: Callable[[Any], int],
+                       outputs: list[str], line_of: Callable[[Any], int | None],
                        user_filename: str | None = None) -> list[Instr] | None:
     """Instructions that compute the graph in place and store its outputs in `outputs`, or None
     when its function cannot be spliced (then the caller emits a call).
@@ -125,10 +125,10 @@ def _body(code: types.CodeType) -> list[Any] | None:
     return body
 
 
-def _user_lines(body: list[Any], compiled: "CompiledGraph", line_of: Callable[[Any], int]) -> dict[int, int]:
+def _user_lines(body: list[Any], compiled: "CompiledGraph", line_of: Callable[[Any], int | None]) -> dict[int, int | None]:
     """Generated line -> user's line, through the node each statement assigns (its local's name)."""
     nodes = {node.name: node for node in compiled.graph_module.graph.nodes}
-    lines: dict[int, int] = {}
+    lines: dict[int, int | None] = {}
     for instr in body:
         if isinstance(instr, Instr) and instr.name.startswith("STORE_FAST") and compat.has_line(instr):
             names = instr.arg if isinstance(instr.arg, tuple) else (instr.arg,)
@@ -177,7 +177,7 @@ def _global_value(namespace: dict, name: str) -> Any:
     return value
 
 
-def _store_outputs(ret: Instr, spliced: list[Instr], outputs: list[str], line: int) -> list[Instr]:
+def _store_outputs(ret: Instr, spliced: list[Instr], outputs: list[str], line: int | None) -> list[Instr]:
     """The function's return value (a tuple of the outputs) into the output locals; a tuple built
     just to be returned is not built (its items, last on top, are stored last first)."""
     if ret.name == "RETURN_CONST":

@@ -35,8 +35,6 @@ KNOWN: dict[str, dict[str, str]] = {
     'test_exceptions': {
         'test_exceptions.ExceptionTests::testSettingException':
             'issue #17 class 6 (introspection), owned by the semantics change',
-        'test_exceptions.PEP626Tests::test_missing_lineno_shows_as_none':
-            'issue #17 class 6 (introspection), owned by the semantics change',
     },
 }
 

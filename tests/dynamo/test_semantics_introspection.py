@@ -76,3 +76,39 @@ def test_name_error_hint_under_dynamo_run(tmp_path):
     assert plain.returncode == compiled.returncode == 1
     hint = "Did you mean: 'value'?"
     assert hint in plain.stderr and hint in compiled.stderr, compiled.stderr
+
+
+def _divides_by_zero(x):
+    y = x + 1
+    return y, 1 / 0
+
+
+def _lines_of_the_failure(fn):
+    try:
+        fn(np.ones(2))
+    except ZeroDivisionError as error:
+        tb, lines = error.__traceback__.tb_next, []
+        while tb:
+            lines.append((tb.tb_frame.f_code.co_name, tb.tb_lineno, tb.tb_frame.f_lineno))
+            tb = tb.tb_next
+        return lines
+    raise AssertionError("no ZeroDivisionError")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_code_without_line_numbers_shows_none_compiled(backend):
+    # CPython's test_exceptions (test_missing_lineno_shows_as_none): a function whose co_linetable says
+    # "no location" for every instruction; its transformed code showed the first line instead of None
+    import types
+
+    import dynamo
+
+    code = _divides_by_zero.__code__
+    blank = code.replace(co_linetable=b"\xf8" * (len(code.co_code) // 2))   # one "no location" entry per unit
+    fn = types.FunctionType(blank, globals(), "_divides_by_zero")
+    expected = _lines_of_the_failure(fn)
+    assert expected == [("_divides_by_zero", None, None)]
+    dynamo.reset()
+    compiled = dynamo.compile(fn, backend=backend)
+    assert _lines_of_the_failure(compiled) == expected
+    assert _lines_of_the_failure(compiled) == expected   # cached
