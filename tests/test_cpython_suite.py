@@ -23,8 +23,6 @@ MODULES = ["test_binop", "test_augassign", "test_compare", "test_scope", "test_c
 # an entry once it passes: {module: {test id: reason}}.
 KNOWN: dict[str, dict[str, str]] = {
     'test_descr': {
-        'test_descr.ClassPropertiesAndMethods::test_remove_subclass':
-            'issue #17 class 7: a class defined in the function stays alive after `del` (identity guards of the compiled code and bound methods baked into its constants hold it)',
         'test_descr.ClassPropertiesAndMethods::test_slots':
             'counts gc.get_objects() around a loop: compiling the loop allocates objects the collector tracks',
     },

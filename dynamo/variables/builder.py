@@ -16,6 +16,8 @@ from .base import VariableTracker
 from .constant import ConstantVariable, is_constant_value
 from .fold_limits import check_container_size
 
+_TYPE_QUALNAME = type.__dict__["__qualname__"]
+
 if TYPE_CHECKING:
     from ..output_graph import OutputGraph
 
@@ -194,7 +196,13 @@ class VariableBuilder:
     def wrap_class(self, value: type, source: Source) -> VariableTracker:
         from .objects import UserClassVariable
 
-        self.guard(source, GuardKind.ID_IS, value)
+        if "<locals>" in _TYPE_QUALNAME.__get__(value, type):   # type's own: no metaclass property runs
+            # a class a call defines: held strongly, the cache entry kept it (and its entry in its
+            # bases' __subclasses__()) alive after the program let go of it (CPython test_descr's
+            # test_remove_subclass); a new class of that name is another object, so the guard fails
+            self.guard(source, GuardKind.CALL, IsReferent.of(value))
+        else:
+            self.guard(source, GuardKind.ID_IS, value)
         return UserClassVariable(value, source=source)
 
     def wrap_slice(self, value: slice, source: Source) -> VariableTracker:

@@ -121,3 +121,22 @@ def test_a_method_bound_to_an_argument_is_not_kept_by_the_cache(backend):
         del mapping
         gc.collect()
         assert ref() is None
+
+
+def class_defined_then_deleted(x):
+    # CPython's test_descr (test_remove_subclass): the cache entry's guards held the class made here
+    class Parent:
+        pass
+
+    class Child(Parent):
+        pass
+    listed = Parent.__subclasses__() == [Child]
+    child = weakref.ref(Child)
+    del Child
+    gc.collect()
+    return listed, Parent.__subclasses__() == [], child() is None, x + 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_class_made_by_the_call_is_freed_after_del(backend):
+    check_same(class_defined_then_deleted, lambda: (np.ones(2),), backend, calls=3)
