@@ -205,6 +205,22 @@ def check_reference_observers(code: types.CodeType) -> None:
 _FRAME_OBSERVERS = frozenset({"_getframe", "currentframe", "tb_frame", "f_back", "f_locals"})
 
 
+# Names of calls that list the objects the collector tracks: compiling a function the frame calls
+# allocates code, guards and cache entries, so the frame and every call it makes run as written.
+_OBJECT_OBSERVERS = frozenset({"get_objects"})
+
+
+def check_object_observers(code: types.CodeType) -> None:
+    """A frame that lists the collector's objects (gc.get_objects) runs as written, and nothing it
+    calls is compiled (CPython's test_descr counts the objects around a loop of `g == g`)."""
+    names = _OBJECT_OBSERVERS.intersection(_names_used(code))
+    if names:
+        raise Unsupported(Category.UNSUPPORTED_CALL,
+                          f"{code.co_qualname} calls {', '.join(sorted(names))}, which lists the objects that "
+                          "compiling the functions it calls allocates", "the function and the functions it calls "
+                          "run uncompiled")
+
+
 def check_frame_observers(code: types.CodeType) -> None:
     """A frame that looks at frames (its own or a traceback's) runs as written."""
     names = _FRAME_OBSERVERS.intersection(_names_used(code))
@@ -444,6 +460,7 @@ class ConvertFrame:
             try:
                 check_reference_observers(frame.f_code)
                 check_frame_observers(frame.f_code)
+                check_object_observers(frame.f_code)
                 remembered = self.over_budget.get(frame.f_code)
                 if remembered is not None and not self.fullgraph:
                     return self.fallback(frame, remembered)  # it ran past the budget before: not traced again
@@ -480,8 +497,10 @@ class ConvertFrame:
         guards = GuardSet()
         for index, (name, value) in enumerate(zip(frame.f_code.co_varnames, frame.f_args)):
             guards.add(LocalSource(index, name), GuardKind.TYPE_IS, type(value))
+        # a frame that lists the collector's objects: the hook stays off for the calls it makes
+        unhooked = bool(_OBJECT_OBSERVERS.intersection(_names_used(frame.f_code)))
         return CompiledFrame(guards, flatten_signature(frame.f_code), fallback_reason=detached(reason),
-                             loops=list(getattr(reason, "loop_notes", ())))
+                             loops=list(getattr(reason, "loop_notes", ())), unhooked=unhooked)
 
     @staticmethod
     def _check(frame: Any, entry: Any) -> int:

@@ -140,3 +140,27 @@ def class_defined_then_deleted(x):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_class_made_by_the_call_is_freed_after_del(backend):
     check_same(class_defined_then_deleted, lambda: (np.ones(2),), backend, calls=3)
+
+
+class NeverEqual:
+    def __eq__(self, other):
+        return False
+
+
+def objects_counted_around_calls(x):
+    # CPython's test_descr (test_slots): compiling __eq__ on its first call allocated objects the collector tracks
+    g = NeverEqual()
+    before = len(gc.get_objects())
+    for _ in range(10):
+        g == g  # noqa: B015
+    return len(gc.get_objects()) - before, x + 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_frame_that_lists_the_collectors_objects_sees_no_compiler_objects(backend):
+    dynamo.reset()
+    compiled = dynamo.compile(objects_counted_around_calls, backend=backend)
+    expected = objects_counted_around_calls(np.ones(2))[0]
+    assert expected == 0
+    for _ in range(2):
+        assert compiled(np.ones(2))[0] == expected
