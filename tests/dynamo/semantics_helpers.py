@@ -15,7 +15,8 @@ from support import same_value
 if importlib.util.find_spec("triton") is not None and os.environ.get("DYNAMO_TEST_GPU") != "1":
     os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported: it decides at import
 
-BACKENDS = ["eager", "numpy"] + (["triton"] if importlib.util.find_spec("triton") is not None else [])
+BACKENDS = ["eager", "numpy"] + (["c"] if "c" in dynamo.list_backends() else []) \
+    + (["triton"] if importlib.util.find_spec("triton") is not None else [])
 
 
 def outcome(fn: Callable[..., Any], args: tuple) -> tuple[Any, Any]:
