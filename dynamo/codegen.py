@@ -294,11 +294,13 @@ def _run_as_written(code: types.CodeType, closure: tuple, *arguments: Any) -> An
 
 
 def _warned_already() -> Any:
-    """While the frame runs again up to the op that raised, the floating-point warnings of the ops
-    before it were already shown by the graph (in the program's order): NumPy's 'warn' modes are
-    'ignore' for the rerun. Not where such a warning raises (np.errstate, a warnings filter 'error'):
-    the rerun must raise it as the graph did."""
+    """While the frame runs again up to the op that raised, the warnings of the ops before it were
+    already shown by the graph (in the program's order): NumPy's 'warn' modes are 'ignore' for the
+    rerun, and so are the warnings NumPy's functions issue themselves (np.std of an empty slice:
+    'Degrees of freedom <= 0', fuzz seed 1040164). Not where such a warning raises (np.errstate, a
+    warnings filter 'error'): the rerun must raise it as the graph did."""
     import contextlib
+    import warnings
 
     import numpy as np
 
@@ -307,7 +309,12 @@ def _warned_already() -> Any:
     if errors_raise():
         return contextlib.nullcontext()
     modes: dict[str, Any] = {kind: "ignore" if mode == "warn" else mode for kind, mode in np.geterr().items()}
-    return np.errstate(**modes)
+    quiet = contextlib.ExitStack()
+    quiet.enter_context(np.errstate(**modes))
+    if not any(action == "error" for action, *_ in warnings.filters):
+        quiet.enter_context(warnings.catch_warnings())
+        warnings.simplefilter("ignore")
+    return quiet
 
 
 def graph_call(code: types.CodeType, compiled: "CompiledGraph", lineno: int | None) -> list[Instr]:

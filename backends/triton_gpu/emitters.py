@@ -70,6 +70,13 @@ def _sign(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
     return f"tl.where({x} > 0, 1, tl.where({x} < 0, -1, {x})).to({tl_dtype(out)})"
 
 
+def _divide(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
+    """Triton divides float16 in float32 and keeps that type: rounded back, as NumPy's float16 loop
+    rounds each quotient (fuzz seed 2000804: np.where(..., s / a16) read the unrounded quotient)."""
+    quotient = f"({a[0]} / {a[1]})"
+    return f"{quotient}.to(tl.float16)" if out == np.float16 else quotient
+
+
 def _float_only(emit: Emitter, fallback: Emitter) -> Emitter:
     return lambda a, dt, out: emit(a, dt, out) if dt[0].kind == "f" else fallback(a, dt, out)
 
@@ -141,7 +148,7 @@ EMITTERS: dict[str, Emitter] = {
     "add": _fmt("({0} + {1})"),
     "subtract": _fmt("({0} - {1})"),
     "multiply": _fmt("({0} * {1})"),
-    "divide": _fmt("({0} / {1})"),
+    "divide": _divide,
     "floor_divide": _float32_math(_floor_divide),
     "remainder": _float32_math(_remainder),
     "power": _lib("pow"),

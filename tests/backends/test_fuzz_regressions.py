@@ -328,8 +328,20 @@ def unread_view_of_a_division(m):
     (1 // m).reshape(-1)
 
 
+STD_LOG: list = []
+
+
+def std_of_an_empty_slice_then_a_raising_step(a):
+    # fuzz seed 1040164 (eager, numpy): the graph warned 'Degrees of freedom <= 0' and raised
+    # LinAlgError; the frame's rerun (for the recorded append) warned it again
+    v = a.T.std(axis=None)
+    STD_LOG.append(v)
+    return v, np.linalg.inv(np.zeros((2, 2)))
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("program, make_args, count", [
+    (std_of_an_empty_slice_then_a_raising_step, lambda: (np.zeros((2, 0)),), 3),
     (unread_view_of_a_division, lambda: (np.array([[True, False], [True, True]]),), 1),
     (remainder_in_place_by_a_cast, lambda: (np.array([5, 7, 9]), np.array([2.5, 0.0, 4.0])), 1),
     (division_of_a_sum, lambda: (np.array([0.0, 1.0, -2.0]),), 1),
@@ -480,3 +492,18 @@ def test_fuzzer_found_warnings_and_their_lines(backend, program, make_args, coun
         expected = run_located(program, make_args())
         assert len(expected[1]) == count
         assert run_located(compiled, make_args()) == expected
+
+
+def float16_quotient_widened(a, b, s):
+    # fuzz seed 2000804, backend triton: Triton divides float16 in float32 and kept the float32
+    # quotient, which np.where then read unrounded
+    return np.where(a > 1, a, np.true_divide(s, b)), b / b[::-1]
+
+
+@pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed")
+def test_triton_float16_quotients_are_rounded_as_numpy_rounds_them():
+    dynamo.reset()
+    compiled = dynamo.compile(float16_quotient_widened, backend="triton")
+    a = np.array([[0.5], [2.16], [0.3]], np.float32)
+    b = np.array([[0.33], [0.7], [1.7]], np.float16)
+    assert run_recorded(compiled, (a, b, -6.9)) == run_recorded(float16_quotient_widened, (a, b, -6.9))
