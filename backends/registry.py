@@ -4,6 +4,9 @@
 callable through, `list_backends` names them for error messages and users.
 What a backend returns may have a `notes` attribute (strings: nodes it did not optimize, and why);
 dynamo.explain() lists them under the graph, and DYNAMO_LOGS=graph logs them.
+A backend that compiles loop nodes into native loops says so with a true `compiles_loops`
+attribute (`loops_native` reads it, without importing a lazily registered backend): the frontend
+then keeps short loops nested in a captured loop as loop nodes instead of unrolling them.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ CompilerFn = Callable[[Any, list], Callable[..., Any]]
 
 _BACKENDS: dict[str, CompilerFn] = {}
 _LAZY: dict[str, str] = {}  # name -> module that registers it when imported
+_LAZY_NATIVE_LOOPS: set[str] = set()  # lazily registered names whose backend compiles loop nodes natively
 
 
 class UnknownBackend(ValueError):
@@ -40,9 +44,24 @@ def register_backend(compiler_fn: CompilerFn | None = None, *, name: str | None 
     return register if compiler_fn is None else register(compiler_fn)
 
 
-def register_lazy(name: str, module: str) -> None:
-    """`name` is registered by importing `module`, which happens when the name is first looked up."""
+def register_lazy(name: str, module: str, *, compiles_loops: bool = False) -> None:
+    """`name` is registered by importing `module`, which happens when the name is first looked up;
+    `compiles_loops`: the backend's `compiles_loops` attribute, known before the import."""
     _LAZY[name] = module
+    if compiles_loops:
+        _LAZY_NATIVE_LOOPS.add(name)
+
+
+def loops_native(backend: Any) -> bool:
+    """Whether `backend` (a name or a compiler callable) compiles loop nodes into native loops, so
+    that a loop node costs it no more per iteration than the same code unrolled."""
+    if isinstance(backend, str):
+        if backend in _LAZY_NATIVE_LOOPS:
+            return True
+        backend = _BACKENDS.get(backend)
+    if isinstance(backend, DeferredBackend):
+        return backend.__name__ in _LAZY_NATIVE_LOOPS
+    return bool(getattr(backend, "compiles_loops", False))
 
 
 def lookup_backend(backend: str | CompilerFn) -> CompilerFn:

@@ -15,6 +15,7 @@ from bytecode import Label
 
 from . import bytecode_compat as compat
 from . import config
+from .backends.registry import loops_native
 from .exc import Unsupported
 from .fx_ir.graph import Graph
 from .fx_ir.graph_module import GraphModule
@@ -59,6 +60,10 @@ class DependsOnOuterLoop(NotCaptured):
         self.symbols = symbols
 
 
+class UnrollInstead(NotCaptured):
+    """A short loop that unrolling makes faster (_fuses_across_iterations)."""
+
+
 class _IterationMarker(VariableTracker):
     """Stands where the range iterator would be on the stack while the body is traced."""
 
@@ -77,28 +82,33 @@ def iterate(tx: "Tx", iterable: VariableTracker) -> VariableTracker | None:
     length = plan.length
     records = tx.output.loops
     key = records.key(tx.code, tx.ip)
-    if (not sizes.is_symbolic(length) and int(length) <= config.loop_unroll_threshold and not _has_inner_loop(tx)
-            and key not in records.forced):
+    short = (not sizes.is_symbolic(length) and int(length) <= config.loop_unroll_threshold and not _has_inner_loop(tx)
+             and key not in records.forced)
+    if short and not loops_native(tx.output.backend):
         # short, known and innermost: unrolled (a flat graph fuses across iterations), unless its body
         # calls functions whose loops make the unrolled trace too long (unrolled_past_budget)
         iterator = iterable.iterator(tx)
         if key not in records.rejected:
             records.unrolled.append((key, iterator))
         return iterator
+    # a backend compiling loop nodes natively: a short loop too is captured, unless unrolling fuses it
     if key in records.rejected:
         return iterable.iterator(tx)
     if key in records.peeled:
-        return _PeelingIterator(tx, key, tx.ip, plan)
-    capture(tx, key, tx.ip, plan, peeled=False)
+        return _PeelingIterator(tx, key, tx.ip, plan, unroll_if_fused=short)
+    capture(tx, key, tx.ip, plan, peeled=False, unroll_if_fused=short)
     return None
 
 
-def capture(tx: "Tx", key: Any, for_ip: int, plan: ItemPlan, peeled: bool) -> None:
+def capture(tx: "Tx", key: Any, for_ip: int, plan: ItemPlan, peeled: bool, unroll_if_fused: bool = False) -> None:
     """Trace the loop at `for_ip` over `plan` (its range and items) into a loop node, or raise
-    RetraceWithoutLoop."""
-    loop = _LoopCapture(tx, key, for_ip, plan, peeled)
+    RetraceWithoutLoop. `unroll_if_fused`: a short loop, unrolled after all where unrolling fuses its
+    iterations (_fuses_across_iterations)."""
+    loop = _LoopCapture(tx, key, for_ip, plan, peeled, unroll_if_fused)
     try:
         loop.run()
+    except UnrollInstead as why:
+        raise RetraceWithoutLoop(key, RejectedLoop(loop.location, loop.variable, str(why), unrolled=True)) from None
     except DependsOnOuterLoop as why:
         owner = next((tx.output.loops.capturing[s] for s in tx.output.loops.capturing if s in why.symbols), None)
         assert owner is not None  # the symbols of a question are those of loops being captured
@@ -138,9 +148,10 @@ class _PeelingIterator(VariableTracker):
     through the loop into a NumPy scalar of the graph) and whose other iterations become a loop node,
     captured when FOR_ITER asks for the second item."""
 
-    def __init__(self, tx: "Tx", key: Any, for_ip: int, plan: ItemPlan) -> None:
+    def __init__(self, tx: "Tx", key: Any, for_ip: int, plan: ItemPlan, unroll_if_fused: bool = False) -> None:
         super().__init__()
         self.key, self.for_ip = key, for_ip
+        self.unroll_if_fused = unroll_if_fused
         self.plan = plan
         self.started = False
         self.location = tx.location()
@@ -161,9 +172,25 @@ class _PeelingIterator(VariableTracker):
         rest = sympy.sympify(plan.start) + plan.step
         rest = int(rest) if rest.is_Integer else rest
         me = tx.pop()
-        capture(tx, self.key, self.for_ip, ItemPlan(rest, plan.stop, plan.step, plan.make_item), peeled=True)
+        capture(tx, self.key, self.for_ip, ItemPlan(rest, plan.stop, plan.step, plan.make_item), peeled=True,
+                unroll_if_fused=self.unroll_if_fused)
         tx.push(me)  # FOR_ITER pops it and jumps past the loop, where capture left the translator
         return None
+
+
+def _fuses_across_iterations(carried: dict[str, VariableTracker]) -> str | None:
+    """Why a short loop of known length is better unrolled, for a backend that compiles loop nodes
+    natively (None: keep it a loop node). There a loop node is compiled once: a C loop where the body
+    works on elements and rows, else the body's kernels once, called per iteration; unrolling copies
+    the body into the graph once per iteration (NPBench at S, backend c: symm's loop over j nested in
+    the loop over i made a C function of 1600 lines, 12 s of gcc -O3; vadv's and jacobi_2d's time
+    steps 37 s and 16 s of first call, 2.7 s and 3.4 s as loop nodes, as fast or faster per call).
+    A loop that carries an array (`acc = acc * 0.5 + x * k`) is unrolled: its flat graph fuses the
+    iterations' elementwise chain into one pass over memory."""
+    for name, value in carried.items():
+        if isinstance(value, ArrayVariable) and len(value.meta.shape) > 0:
+            return f"carries the array {name}: unrolled (a flat graph fuses across iterations)"
+    return None
 
 
 def peeled_loop_broken(tx: "Tx", error: Unsupported) -> RetraceWithoutLoop | None:
@@ -212,10 +239,12 @@ def _exit_index(tx: "Tx", for_ip: int) -> int:
 
 
 class _LoopCapture:
-    def __init__(self, tx: "Tx", key: Any, for_ip: int, plan: ItemPlan, peeled: bool) -> None:
+    def __init__(self, tx: "Tx", key: Any, for_ip: int, plan: ItemPlan, peeled: bool,
+                 unroll_if_fused: bool = False) -> None:
         self.tx = tx
         self.key = key
         self.symbol: Any = None
+        self.unroll_if_fused = unroll_if_fused
         self.plan = plan  # the range of the loop node, and the item each iteration gets
         self.output = tx.output
         self.start, self.stop, self.step = plan.start, plan.stop, plan.step
@@ -239,6 +268,9 @@ class _LoopCapture:
         for counter in counters.values():
             check_fits_int64(counter, trip)
         initial = {name: self._carried_initial(name) for name in carried_names}
+        fuses = _fuses_across_iterations(initial) if self.unroll_if_fused else None
+        if fuses is not None:
+            raise UnrollInstead(fuses)
         self.carried_ints = [name for name, value in initial.items() if is_int(value)]
         self.int_bounds: dict[str, int] = {}
 

@@ -39,11 +39,12 @@ class RejectedLoop:
     location: SourceLocation | None
     variable: str
     reason: str
+    unrolled: bool = False  # captured, then unrolled by choice (a short loop faster unrolled)
 
     def describe(self) -> str:
         where = f"{self.location.filename}:{self.location.lineno}" if self.location else "?"
         what = "while loop" if self.variable == "while" else f"loop over {self.variable}"
-        return f"{what} at {where} not captured: {self.reason}"
+        return f"{what} at {where} {'is short and' if self.unrolled else 'not captured:'} {self.reason}"
 
 
 class RetraceWithoutLoop(Exception):

@@ -87,6 +87,8 @@ class CBackend:
     """`backend(graph_module, example_inputs) -> callable` (a generated Python function with `.program`,
     `.c_source`, `.notes`, `.kernel_count`, `.compiled` (whether this call ran the compiler))."""
 
+    compiles_loops = True  # loop nodes become C loops: the frontend keeps nested short loops as loops
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.compiles = 0  # modules this process compiled (a disk-cache hit compiles none)
