@@ -29,6 +29,7 @@ from . import ufunc_loops
 from .codegen import CALL_MACROS, CHECK_MACRO, KernelSource, KernelWriter, SizeSource
 from .pairwise import refuse_sum
 from .emitters import PRELUDE, SUPPORTED_OPS, refuse_op, supported_dtype, uses_numpy_loop
+from .rewrites import slice_updates_as_stores
 from .runtime import FlagReporter, graph_lines, make_runner
 from .toolchain import CCompilerUnavailable, Toolchain, toolchain
 
@@ -143,6 +144,7 @@ class CBackend:
         return chooser
 
     def kernels(self, gm: GraphModule, example_inputs: list[Any]) -> Program:
+        gm = slice_updates_as_stores(gm)
         last_strides = {f"s_{node.name}_{np.ndim(x) - 1}": node.name
                         for node, x in zip([n for n in gm.graph.nodes if n.op == "placeholder"], example_inputs)
                         if isinstance(x, np.ndarray) and x.ndim}

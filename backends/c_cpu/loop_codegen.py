@@ -1,5 +1,6 @@
 """Loop nodes (fx_ir ForLoop) as C loops: a body of 0-d element reads and writes of float64 arrays,
-scalar arithmetic and 1-d slices (loop_vectors.py) becomes one C `for`; any other body is refused.
+scalar arithmetic, NumPy ufuncs of scalars (NumPy's own loops) and 1-d slices (loop_vectors.py)
+becomes one C `for`; any other body is refused.
 
 Values in C: Python ints (the induction variable, index arithmetic, sizes) are int64_t, float64
 scalars and Python floats are double. The generated function is `int loopN(const dyn_arg *a)`, called
@@ -17,7 +18,10 @@ from typing import Any
 import numpy as np
 
 from ...fx_ir import ForLoop, TensorMeta, loop_of
+from . import ufunc_loops
+from .codegen import CALL_MACROS
 from .loop_vectors import VEC, VECTOR_HELPERS, Vectors, View, blas_header, is_slicing
+from .tiles import NumpyLoop
 
 # operator targets of scalar arithmetic: (C operator, NumPy's name in its warnings)
 BINARY = {operator.add: ("+", "add"), operator.iadd: ("+", "add"), operator.sub: ("-", "subtract"),
@@ -36,6 +40,12 @@ const int dyn_fe_bits[4] = {FE_DIVBYZERO, FE_OVERFLOW, FE_UNDERFLOW, FE_INVALID}
 int dyn_threads = 1;
 int64_t dyn_parallel_work = 0;
 double dyn_busy_load = 0.0;
+"""
+
+
+NUMPY_LOOP_HEAD = """/* a NumPy ufunc inner loop (PyUFuncGenericFunction): set by the loader from NumPy's own table */
+typedef void (*dyn_loop_fn)(char **args, const Py_ssize_t_ *dimensions, const Py_ssize_t_ *steps, void *data);
+#define DYN_FLAGS (FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID)
 """
 
 
@@ -66,6 +76,7 @@ class LoopWriter:
         self.written_vars: set[str] = set()  # C variables of the arrays the body stores into
         self.loop_results: dict[Any, list[tuple[str, Any]]] = {}  # nested loop node -> its carried (C, type)
         self.nested = 0  # loop nodes of the body lowered as nested C loops
+        self.numpy_loops: list[NumpyLoop] = []  # NumPy's ufunc loops the body calls on scalars
         self.fresh = 0
         self.vec = Vectors(self)
 
@@ -124,12 +135,12 @@ class LoopWriter:
                 "    int64_t *ints = (int64_t *)a[0].data;\n    double *dbls = (double *)a[1].data;\n"
                 "    const int64_t start = ints[0], stop = ints[1], step = ints[2];\n"
                 f"    dyn_ddot_fn ddot = (dyn_ddot_fn)(intptr_t)ints[{self.dot_slot}];\n"
-                "    int dot_flags = 0, matmul_flags = 0, dyn_nomem = 0;\n"
-                "    (void)ddot; (void)dyn_nomem;\n"
+                "    int dot_flags = 0, matmul_flags = 0, dyn_nomem = 0, fpflags = 0;\n"
+                "    (void)ddot; (void)dyn_nomem; (void)fpflags;\n"
                 "    feclearexcept(FE_ALL_EXCEPT);\n"
                 + "\n".join(decl) + "\n"
                 "    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {\n"
-                + body + "    }\n" + "\n".join(stores) + "\n    return fetestexcept(FE_ALL_EXCEPT) << DYN_ERR_BITS;\n"
+                + body + "    }\n" + "\n".join(stores) + "\n    return (fetestexcept(FE_ALL_EXCEPT) | fpflags) << DYN_ERR_BITS;\n"
                 "oob:\n    return 1;\n"
                 "overflow:\n    return 2;\n"
                 "shape:\n    return 3;\n"
@@ -275,6 +286,8 @@ class LoopWriter:
         handler = LOWERINGS.get(target)
         if handler is None and target in BINARY and len(node.args) == 2:
             handler = LoopWriter.binary
+        if handler is None and isinstance(target, np.ufunc) and target.nout == 1 and len(node.args) == target.nin:
+            handler = LoopWriter.scalar_ufunc
         if handler is None:
             raise Refused(f"{getattr(target, '__name__', target)} in the body")
         handler(self, node)
@@ -355,6 +368,33 @@ class LoopWriter:
         self.lines.append(f"double {var} = sqrt((double)({e}));")
         self.bind(node, var, FLOAT, np.float64)
 
+    def scalar_ufunc(self, node: Any) -> None:
+        """A NumPy ufunc of float64 scalars (np.tanh(a[i, i]), np.exp(x), np.maximum(x, y)): NumPy's own
+        loop for float64 called on the one value, as NumPy calls it for a scalar (its SIMD code's bits,
+        which libm does not reproduce); the flags raised before it are kept (some loops clear them)."""
+        ufunc = node.target
+        operands = [self.operand(a) for a in node.args]
+        meta = node.meta.get("val")
+        if not isinstance(meta, TensorMeta) or meta.shape != () or meta.dtype != np.float64:
+            raise Refused(f"np.{ufunc.__name__} that does not give a float64 scalar")
+        if any(k not in (FLOAT, INT) for _, k in operands) or not any(k == FLOAT for _, k in operands) \
+                and ufunc.nin > 1:
+            raise Refused(f"np.{ufunc.__name__} of values that are not float64 scalars")
+        f8 = np.dtype(np.float64)
+        why = ufunc_loops.refuse_numpy_loop(ufunc.__name__, (f8,) * ufunc.nin, f8)
+        if why is not None:
+            raise Refused(why)
+        loop = NumpyLoop(ufunc_loops.loop_symbol(ufunc.__name__, (f8,) * ufunc.nin, f8), ufunc.__name__,
+                         (f8,) * ufunc.nin, f8)
+        if loop not in self.numpy_loops:
+            self.numpy_loops.append(loop)
+        var = self.var("x")
+        ins = [self.var("u") for _ in operands]
+        self.lines.append(f"double {var}; " + " ".join(f"double {u} = (double)({e});" for u, (e, _) in zip(ins, operands)))
+        self.lines.append(f"DYN_NP_CALL{ufunc.nin}({loop.symbol}, {', '.join(ins)}, {var});")
+        self.ops.append(ufunc.__name__)
+        self.bind(node, var, FLOAT, np.float64)
+
     def binary(self, node: Any) -> None:
         target, args = node.target, node.args
         var = self.var("x")
@@ -404,5 +444,8 @@ def loop_source(loop: ForLoop, name: str, values: tuple[Any, ...]) -> LoopWriter
     writer = LoopWriter(loop, name, values)
     function = writer.write()
     helpers = blas_header() + VECTOR_HELPERS
+    if writer.numpy_loops:
+        helpers += (NUMPY_LOOP_HEAD + CALL_MACROS + ufunc_loops.declarations(
+            [(lp.symbol, lp.name, lp.arg_dtypes, lp.out) for lp in writer.numpy_loops]))
     writer.source = (LOOP_HEAD + helpers + function).replace("Py_ssize_t_", "int64_t")
     return writer

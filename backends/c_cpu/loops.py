@@ -57,10 +57,10 @@ class NativeLoop:
     per kinds of its carried and captured values, or the Python loop over the compiled body where the
     body does not lower (the reason is logged and kept in `refused`)."""
 
-    def __init__(self, loop: ForLoop, fallback: Callable[..., Any], build: Callable[[str], int]) -> None:
+    def __init__(self, loop: ForLoop, fallback: Callable[..., Any], build: Callable[[str, list[Any]], int]) -> None:
         self.loop = loop
         self.fallback = fallback  # the per-iteration Python loop: (start, stop, step, *values) -> tuple
-        self.build = build  # C source -> the address of its function `loop0`
+        self.build = build  # (C source, NumPy loops it calls) -> the address of its function `loop0`
         self.compiled: dict[tuple[Any, ...], tuple[Any, int] | None] = {}
         self.refused: dict[tuple[Any, ...], str] = {}
         self.native_runs = 0
@@ -83,7 +83,7 @@ class NativeLoop:
             self.refused[key] = str(why)
             log.info("c backend: %s runs as a Python loop over its compiled body: %s", self.loop, why)
             return None
-        return writer, self.build(writer.source)
+        return writer, self.build(writer.source, writer.numpy_loops)
 
     def native_allowed(self, start: int, stop: int, step: int, values: tuple[Any, ...], writer: Any) -> bool:
         """Whether the C loop gives exactly the Python loop's behaviour on this call."""
@@ -171,7 +171,7 @@ FE_BITS = {"invalid": 0x01, "divide": 0x04, "over": 0x08, "under": 0x10}
 
 
 def native_loop(loop: ForLoop, compile_graph: Callable[[GraphModule, list[Any]], Any],
-                build: Callable[[str], int]) -> ForLoop:
+                build: Callable[[str, list[Any]], int]) -> ForLoop:
     """`loop` running as a C loop where its body lowers, else as the Python loop over its compiled body."""
     body = CompiledBody(loop.body, compile_graph)
     return loop.with_body(body, NativeLoop(loop, partial(loop.iterate, body), build))

@@ -292,15 +292,18 @@ class RunnerWriter:
         if line is not None:
             self.lines.append(f'# File "{line[0]}", line {line[1]}')
 
-    def loop_builder(self) -> Callable[[str], int]:
-        """C source of a loop node -> the address of its function, compiled through the disk cache."""
+    def loop_builder(self) -> Callable[[str, list[Any]], int]:
+        """(C source of a loop node, NumPy loops it calls) -> the address of its function, compiled
+        through the disk cache, the NumPy loops' addresses bound."""
         backend = self.compile_graph
 
-        def build(source: str) -> int:
+        def build(source: str, numpy_loops: list[Any]) -> int:
             from . import diskcache
+            from .codegen import KernelSource
             from .toolchain import toolchain
 
-            module, _ = backend.load(source, toolchain(diskcache.cache_root()))  # type: ignore[union-attr]
+            calls = [KernelSource("loop0", source, [], [], loops=list(numpy_loops))]
+            module, _ = backend.load(source, toolchain(diskcache.cache_root()), calls)  # type: ignore[union-attr]
             return int(module.address("loop0"))
         return build
 
