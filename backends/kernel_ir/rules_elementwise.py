@@ -60,11 +60,14 @@ def check_dtypes(*dtypes: np.dtype) -> None:
 
 
 def apply_ufunc(L: Lowerer, node: Node, ufunc: np.ufunc, operands: list[Any],
-                name: str | None = None) -> TensorValue:
+                name: str | None = None, dtype: Any = None) -> TensorValue:
+    """`dtype`: the ufunc's dtype= keyword, which picks the loop (np.add(f8, i1, dtype=f4) adds in float32,
+    both inputs cast first: corpus test_ufunc_keywords), not a cast of the result."""
     if ufunc.nout != 1 or ufunc.signature is not None or len(operands) != ufunc.nin:
         raise Unsupported(f"ufunc {ufunc.__name__} with these arguments")
+    chosen: dict[str, Any] = {} if dtype is None else {"signature": (None,) * ufunc.nin + (np.dtype(dtype),)}
     try:
-        loop = ufunc.resolve_dtypes((*(operand_type(x) for x in operands), None))
+        loop = ufunc.resolve_dtypes((*(operand_type(x) for x in operands), None), **chosen)
     except TypeError as exc:  # NumPy has no loop for these dtypes (or refuses them, like -bool)
         raise Unsupported(f"no NumPy loop for {ufunc.__name__}: {exc}") from None
     check_dtypes(*loop)
@@ -99,10 +102,9 @@ def lower_ufunc_call(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict
         raise Unsupported(f"np.{ufunc.__name__} with keywords {sorted(extra)}")
     if ufunc is np.power or ufunc is np.float_power:
         return lower_power(L, node, args[0], args[1], operator_form=node.target is operator.pow, ufunc=ufunc)
-    value = apply_ufunc(L, node, ufunc, list(args))
-    if "dtype" in extra:
-        value = astype_value(value, np.dtype(extra["dtype"]))
-    return value
+    if "casting" in extra and extra["casting"] != "same_kind":
+        raise Unsupported(f"np.{ufunc.__name__} with casting={extra['casting']!r}")
+    return apply_ufunc(L, node, ufunc, list(args), dtype=extra.get("dtype"))
 
 
 _UFUNCS = [u for u in vars(np).values() if isinstance(u, np.ufunc)]

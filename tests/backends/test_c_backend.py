@@ -336,3 +336,12 @@ def test_loop_node_runs_its_body_compiled():
     (loop,) = [v for v in compiled.__globals__.values() if isinstance(v, ForLoop)]
     assert len(loop.run_body.programs) == 1  # the body compiled once (one layout), run five times
     assert loop.run_body.programs[next(iter(loop.run_body.programs))].kernel_count == 1
+
+
+def test_ufunc_dtype_keyword_picks_the_loop():
+    """np.add(f8, i1, dtype=f4) adds in float32 (both inputs cast first), not in float64 then cast: the
+    op-registry corpus's test_ufunc_keywords found the last bit apart."""
+    def add_as_float32(a, b):
+        return np.add(a, b, dtype=np.float32) * 2, np.multiply(b, a, dtype=np.float32)
+
+    run_both(add_as_float32, RNG.standard_normal(300) * 3, np.arange(-150, 150).astype(np.int8))
