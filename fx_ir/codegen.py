@@ -70,7 +70,9 @@ def _float_source(value: float) -> str | None:
 
 
 def _complex_source(value: complex) -> str | None:
-    if math.isfinite(value.real) and math.isfinite(value.imag):
+    """repr() where it evaluates back to the value: not when a part is a zero, whose sign it loses
+    (repr(0.0-1e300j) is '-1e+300j', which is -(1e300j): a real part of -0.0; fuzz seed 1051711)."""
+    if math.isfinite(value.real) and math.isfinite(value.imag) and value.real != 0 and value.imag != 0:
         return repr(value)
     real, imag = _float_source(value.real), _float_source(value.imag)
     return None if real is None or imag is None else f"complex({real}, {imag})"

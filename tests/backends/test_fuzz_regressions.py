@@ -507,3 +507,21 @@ def test_triton_float16_quotients_are_rounded_as_numpy_rounds_them():
     a = np.array([[0.5], [2.16], [0.3]], np.float32)
     b = np.array([[0.33], [0.7], [1.7]], np.float16)
     assert run_recorded(compiled, (a, b, -6.9)) == run_recorded(float16_quotient_widened, (a, b, -6.9))
+
+
+def complex_constants_with_signed_zeros(a):
+    # fuzz seed 1051711 (eager, numpy): the graph printed the constant 0.0-1e300j as -1e+300j, which
+    # evaluates to a real part of -0.0, so np.full_like(a, v) of a float array was -0.0, not 0.0
+    values = [0.0 - (1j * 1e300), complex(-0.0, 2.0), complex(0.0, -0.0), complex(-0.0, -0.0), 1j * 0.0]
+    return [np.full_like(a, v) for v in values], [a + v for v in values]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_complex_constants_keep_the_signs_of_their_zeros(backend):
+    dynamo.reset()
+    compiled = dynamo.compile(complex_constants_with_signed_zeros, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        got, expected = compiled(np.ones(3)), complex_constants_with_signed_zeros(np.ones(3))
+    for g, e in zip([*got[0], *got[1]], [*expected[0], *expected[1]]):
+        assert g.dtype == e.dtype and g.tobytes() == e.tobytes()
