@@ -22,6 +22,7 @@ from typing import Any
 
 from bytecode import Bytecode, ControlFlowGraph, Instr, Label, TryBegin, TryEnd
 
+from . import bytecode_compat as compat
 from . import config
 
 try:  # the package's internals this module builds on (pyproject.toml pins the releases tested)
@@ -126,18 +127,26 @@ def to_code(bytecode: Bytecode, stacksize: int | None = None, *,
     try:
         if _MISSING is not None:
             raise RuntimeError(f"this bytecode release lacks what dynamo.assembler uses: {_MISSING}")
-        code = _assemble(bytecode, stacksize)
+        code, split_pairs = _assemble(bytecode, stacksize)
     except _Unhandled:
-        return bytecode.to_code(stacksize=stacksize, compute_exception_stack_depths=False)
+        return _package_to_code(bytecode, stacksize)
     except Exception as error:  # anything else: the package's own assembler is the reference
         _failed(error)
-        return bytecode.to_code(stacksize=stacksize, compute_exception_stack_depths=False)
-    if config.check_assembler:
+        return _package_to_code(bytecode, stacksize)
+    if config.check_assembler and not split_pairs:  # (the package packs such a pair wrongly)
         _compare(code, bytecode.to_code(stacksize=stacksize, compute_exception_stack_depths=False))
         if bytecode is given and (compute_exception_stack_depths or stacksize is None):
             package = _package_depths(given, compute_exception_stack_depths)
             _compare(code, package.to_code(stacksize=package.stacksize, compute_exception_stack_depths=False))
     return code
+
+
+def _package_to_code(bytecode: Bytecode, stacksize: int) -> types.CodeType:
+    """The package's assembly, with 3.13's instructions on two locals split in two first: it packs
+    their two indices in 4 bits each without checking that they fit (local 16 reads as local 0)."""
+    if compat.PY313:
+        bytecode = trusted_bytecode(compat.split_local_pairs(list(_iterate(bytecode))), like=bytecode)
+    return bytecode.to_code(stacksize=stacksize, compute_exception_stack_depths=False)
 
 
 def _package_depths(bytecode: Bytecode, compute_exception_stack_depths: bool) -> Bytecode:
@@ -185,7 +194,9 @@ def _compare(mine: types.CodeType, theirs: types.CodeType) -> None:
             raise AssertionError(f"dynamo.assembler: {name} of {mine.co_qualname} differs: {a!r} != {b!r}")
 
 
-def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
+def _assemble(bytecode: Bytecode, stacksize: int) -> tuple[types.CodeType, bool]:
+    """The code object, and whether an instruction on two locals was split in two (its locals'
+    indices did not fit in 4 bits each)."""
     const_key = _concrete.const_key  # as the package looks it up: bytecode_compat replaces it
     consts, names, varnames = _Table(const_key), _Table(), _Table()
     add_const, add_name, add_varname = consts.add, names.add, varnames.add
@@ -206,6 +217,7 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
     blocks: dict[TryBegin, list] = {}  # TryBegin -> [start index, stop index, depth, lasti]
     cell_entries: list[int] = []
     free_entries: list[int] = []
+    split_pairs = False  # an instruction on two locals whose indices need more than 4 bits each
     location = _first_location(bytecode.first_lineno)
     if PY313:
         for item in _iterate(bytecode):
@@ -247,9 +259,15 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
         elif category is _LOCAL:
             if opcode in DUAL_ARG_OPCODES:
                 first, second = add_varname(arg[0]), add_varname(arg[1])
-                if first > 15 or second > 15:
-                    raise _Unhandled
-                c_arg = (first << 4) + second
+                if first > 15 or second > 15:  # past 4 bits: the two single-local instructions it does
+                    one, two = compat.LOCAL_PAIRS[item.name]
+                    ops.append(dis.opmap[one])
+                    args.append(first)
+                    locs.append(location)
+                    opcode, c_arg = dis.opmap[two], second
+                    split_pairs = True
+                else:
+                    c_arg = (first << 4) + second
             elif PY313 and isinstance(arg, CellVar):
                 cell_entries.append(len(ops))
                 c_arg = cellvars.index(arg.name)
@@ -368,7 +386,7 @@ def _assemble(bytecode: Bytecode, stacksize: int) -> types.CodeType:
         bytecode.argcount, bytecode.posonlyargcount, bytecode.kwonlyargcount, len(varnames.items), stacksize,
         int(bytecode.flags), bytes(code), tuple(consts.items), tuple(names.items), tuple(varnames.items), bytecode.filename,
         bytecode.name, bytecode.qualname, bytecode.first_lineno,
-        _locations(bytecode.first_lineno, locs, sizes, caches), bytes(table), tuple(freevars), tuple(cellvars))
+        _locations(bytecode.first_lineno, locs, sizes, caches), bytes(table), tuple(freevars), tuple(cellvars)), split_pairs
 
 
 def _first_location(lineno: int) -> Any:

@@ -162,6 +162,24 @@ def binary_subscr_instr() -> Instr:
 
 # FOR_ITER on an exhausted iterator jumps to its target and skips the loop-end cleanup there:
 # nothing on 3.11, END_FOR on 3.12, END_FOR and POP_TOP on 3.13.
+# 3.13's instructions on two locals (4 bits of the argument each) and the two single-local
+# instructions each one does in turn
+LOCAL_PAIRS = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"), "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST"),
+               "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST")}
+
+
+def split_local_pairs(items: list[Any]) -> list[Any]:
+    """`items` with each instruction on two locals replaced by its two single-local instructions
+    (the same effect, the same source location)."""
+    out: list[Any] = []
+    for item in items:
+        if type(item) is Instr and item.name in LOCAL_PAIRS:
+            out += [Instr(op, name, location=item.location) for op, name in zip(LOCAL_PAIRS[item.name], item.arg)]
+        else:
+            out.append(item)
+    return out
+
+
 FOR_ITER_EXHAUSTED_SKIP = 2 if PY313 else 1 if PY312 else 0
 END_FOR_POPS = 1 if PY313 else 2
 

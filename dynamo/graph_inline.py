@@ -140,13 +140,9 @@ def _user_lines(body: list[Any], compiled: "CompiledGraph", line_of: Callable[[A
 
 # 3.13's pairs of local accesses in one instruction hold two variable numbers of 4 bits each: in
 # the transformed code, with more locals, they are written as the two instructions they stand for
-_PAIRS = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"), "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST"),
-          "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST")}
-
-
 def _translate(instr: Instr, rename: dict[str, str], namespace: dict) -> list[Instr] | None:
-    if instr.name in _PAIRS:
-        return [Instr(op, rename[name]) for op, name in zip(_PAIRS[instr.name], instr.arg)]
+    if instr.name in compat.LOCAL_PAIRS:
+        return [Instr(op, rename[name]) for op, name in zip(compat.LOCAL_PAIRS[instr.name], instr.arg)]
     if instr.name in _LOCAL_OPS:
         return [Instr(instr.name, rename[instr.arg])]
     if instr.name == "LOAD_GLOBAL":

@@ -110,3 +110,35 @@ def test_unexpected_failure_raises_under_strict(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(InternalCompilerError, match="_moved") as info:
         dynamo.compile(lambda x: x.sum() > 0 and x * 2)(np.arange(3.0))
     assert isinstance(info.value.__cause__, AttributeError)
+
+
+def _swap_then_store(names: list[str], first: str, second: str) -> Bytecode:
+    """Code with locals `names` (arguments, in that order) doing `first.attr = second` by one
+    LOAD_FAST_LOAD_FAST on 3.13 (two LOAD_FASTs before), then returning `first`."""
+    from bytecode import Instr
+
+    pair = ([Instr("LOAD_FAST_LOAD_FAST", (second, first))] if bytecode_compat.PY313
+            else [Instr("LOAD_FAST", second), Instr("LOAD_FAST", first)])
+    code = Bytecode([Instr("RESUME", 0), *pair, Instr("STORE_ATTR", "attr"), Instr("LOAD_FAST", first),
+                     Instr("RETURN_VALUE")])
+    code.argnames = list(names)
+    code.argcount = len(names)
+    return code
+
+
+@pytest.mark.parametrize("last", [2, 15, 16, 20])
+def test_a_pair_of_locals_past_index_15_reads_the_right_locals(last: int) -> None:
+    # 3.13 packs the two locals of LOAD_FAST_LOAD_FAST in 4 bits each: the package packed
+    # (14, 16) as 0xF0, which reads locals 15 and 0 (a crash when 0 was deleted: CPython's
+    # test_descr under the plugin); past 15 the pair must become two single loads
+    names = [f"v{i}" for i in range(last + 1)]
+    source = _swap_then_store(names, names[last], names[last - 2])
+
+    class Box:
+        pass
+
+    for code in (assembler.to_code(source, stacksize=4), assembler._package_to_code(source, 4)):
+        values = list(range(last + 1))
+        values[last] = Box()
+        result = types.FunctionType(code, {})(*values)
+        assert isinstance(result, Box) and result.attr == last - 2
