@@ -174,7 +174,7 @@ def test_a_cycle_of_the_module_is_collected_once_dropped():
 
 
 def test_what_the_harness_loaded_is_frozen():
-    print("FROZEN", gc.get_freeze_count() > 0, "dynamo.symbolic_convert" in sys.modules)
+    print("FROZEN", gc.get_freeze_count(), "dynamo.symbolic_convert" in sys.modules)
 '''
 
 
@@ -189,5 +189,8 @@ def test_the_compiler_is_loaded_and_frozen_before_the_tests_and_their_cycles_are
     assert outcomes(compiled) == outcomes(plain) == {f"test_gc.py::{name}": "PASSED" for name in (
         "test_a_cycle_made_by_the_test_is_collected", "test_a_cycle_of_the_module_is_collected_once_dropped",
         "test_what_the_harness_loaded_is_frozen")}
-    assert "FROZEN False False" in plain.stdout
-    assert "FROZEN True True" in compiled.stdout
+    # (a plain run may have frozen objects of its own: pytest on 3.12 does)
+    plain_frozen, plain_loaded = re.search(r"FROZEN (\d+) (\w+)", plain.stdout).groups()
+    compiled_frozen, compiled_loaded = re.search(r"FROZEN (\d+) (\w+)", compiled.stdout).groups()
+    assert (plain_loaded, compiled_loaded) == ("False", "True")
+    assert int(compiled_frozen) > int(plain_frozen)
