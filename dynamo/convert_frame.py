@@ -182,53 +182,38 @@ def _take_apart(traced: list[Any]) -> None:
         vars(obj).clear()
 
 
-# Names of calls that observe references: compiled code holds its constants, caches and the
-# values it passes to resume functions, so the counts it leaves differ from plain Python's.
-_REFERENCE_OBSERVERS = frozenset({"getrefcount", "get_referrers", "get_referents", "getweakrefcount"})
-
-
-def check_reference_observers(code: types.CodeType) -> None:
-    """A frame that reads reference counts or referrers runs as written, every instruction; so does
-    one whose generator expressions, comprehensions or lambdas read them (`all(getrefcount(o) ==
-    n for o in objects)` counts the references the enclosing frame holds)."""
-    names = _REFERENCE_OBSERVERS.intersection(_names_used(code))
-    if names:
-        raise Unsupported(Category.UNSUPPORTED_CALL,
-                          f"{code.co_qualname} calls {', '.join(sorted(names))}, which sees the references "
-                          "that compiled code holds (constants, caches, values passed across a graph break)",
-                          "the function runs uncompiled; the functions it calls are still compiled")
-
-
-# Names through which a frame sees frames: compiled code runs a function in several frames (its
-# transformed code, resume functions, code run in Python), so `tb.tb_frame is sys._getframe()`
-# or a frame's f_back and f_locals would differ from plain Python's.
-_FRAME_OBSERVERS = frozenset({"_getframe", "currentframe", "tb_frame", "f_back", "f_locals"})
-
-
 # Names of calls that list the objects the collector tracks: compiling a function the frame calls
-# allocates code, guards and cache entries, so the frame and every call it makes run as written.
+# allocates code, guards and cache entries (CPython's test_descr counts the objects around a loop
+# of `g == g`), so the frame and every call it makes run as written.
 _OBJECT_OBSERVERS = frozenset({"get_objects"})
 
+# What a frame may read that compiled code makes look different: such a frame runs as written,
+# every instruction (so does one whose generator expressions, comprehensions or lambdas read them:
+# `all(getrefcount(o) == n for o in objects)` counts the enclosing frame's references).
+# (names, the reason with {code} and {names}, the hint)
+_OBSERVERS: tuple[tuple[frozenset[str], str, str], ...] = (
+    # compiled code holds its constants, caches and the values it passes to resume functions
+    (frozenset({"getrefcount", "get_referrers", "get_referents", "getweakrefcount"}),
+     "{code} calls {names}, which sees the references that compiled code holds (constants, caches, values "
+     "passed across a graph break)", "the function runs uncompiled; the functions it calls are still compiled"),
+    # compiled code runs a function in several frames (its transformed code, resume functions,
+    # code run in Python): `tb.tb_frame is sys._getframe()`, f_back and f_locals would differ
+    (frozenset({"_getframe", "currentframe", "tb_frame", "f_back", "f_locals"}),
+     "{code} reads frames ({names}), and compiled code runs it in frames of its own",
+     "the function runs uncompiled; the functions it calls are still compiled"),
+    (_OBJECT_OBSERVERS, "{code} calls {names}, which lists the objects that compiling the functions it calls "
+     "allocates", "the function and the functions it calls run uncompiled"),
+)
 
-def check_object_observers(code: types.CodeType) -> None:
-    """A frame that lists the collector's objects (gc.get_objects) runs as written, and nothing it
-    calls is compiled (CPython's test_descr counts the objects around a loop of `g == g`)."""
-    names = _OBJECT_OBSERVERS.intersection(_names_used(code))
-    if names:
-        raise Unsupported(Category.UNSUPPORTED_CALL,
-                          f"{code.co_qualname} calls {', '.join(sorted(names))}, which lists the objects that "
-                          "compiling the functions it calls allocates", "the function and the functions it calls "
-                          "run uncompiled")
 
-
-def check_frame_observers(code: types.CodeType) -> None:
-    """A frame that looks at frames (its own or a traceback's) runs as written."""
-    names = _FRAME_OBSERVERS.intersection(_names_used(code))
-    if names:
-        raise Unsupported(Category.UNSUPPORTED_CALL,
-                          f"{code.co_qualname} reads frames ({', '.join(sorted(names))}), and compiled code runs "
-                          "it in frames of its own", "the function runs uncompiled; the functions it calls are "
-                          "still compiled")
+def check_observers(code: types.CodeType) -> None:
+    """Raise Unsupported when the frame reads reference counts, frames or the collector's objects."""
+    used = _names_used(code)
+    for names, reason, hint in _OBSERVERS:
+        seen = names.intersection(used)
+        if seen:
+            raise Unsupported(Category.UNSUPPORTED_CALL,
+                              reason.format(code=code.co_qualname, names=", ".join(sorted(seen))), hint)
 
 
 def _names_used(code: types.CodeType) -> set[str]:
@@ -458,9 +443,7 @@ class ConvertFrame:
 
         try:
             try:
-                check_reference_observers(frame.f_code)
-                check_frame_observers(frame.f_code)
-                check_object_observers(frame.f_code)
+                check_observers(frame.f_code)
                 remembered = self.over_budget.get(frame.f_code)
                 if remembered is not None and not self.fullgraph:
                     return self.fallback(frame, remembered)  # it ran past the budget before: not traced again

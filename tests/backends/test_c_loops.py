@@ -2,32 +2,23 @@
 compared bitwise with plain NumPy over three calls, and exact counts of loops that ran as C."""
 from __future__ import annotations
 
-import shutil
 import warnings
 
 import numpy as np
 import pytest
 
+import c_helpers
 import dynamo
-from dynamo.backends import lookup_backend
 from dynamo.backends.c_cpu.loops import NativeLoop
 from dynamo.fx_ir import ForLoop
 
-pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
-                                reason="no C compiler")
+pytestmark = c_helpers.needs_compiler
 
 
-class Recorder:
-    """backend "c", keeping what it returned for each graph."""
+class Recorder(c_helpers.Recorder):
+    """backend "c", keeping what it returned for each graph, and the C loops it made."""
 
     compiles_loops = True  # as backend "c": the frontend keeps short loops as loop nodes
-
-    def __init__(self):
-        self.compiled = []
-
-    def __call__(self, gm, inputs):
-        self.compiled.append(lookup_backend("c")(gm, inputs))
-        return self.compiled[-1]
 
     def native_loops(self):
         """The NativeLoop of every loop node (nested ones in compiled bodies included)."""
@@ -41,7 +32,7 @@ class Recorder:
                     found.append(value.run_loop)
                     for program in getattr(value.run_body, "programs", {}).values():
                         walk(program)
-        for run in self.compiled:
+        for run in self.graphs:
             walk(run)
         return found
 
@@ -128,7 +119,7 @@ def test_scalar_accumulation_runs_as_one_c_loop_and_a_new_trip_count_does_not_re
     A = rng.random(300)
     rec = run_both(accumulate, [(A, 300), (A, 120), (A, 77)])
     # n is a constant on the first call, then symbolic: the third call reuses the second graph
-    assert len(rec.compiled) == 2
+    assert len(rec.graphs) == 2
     loops = rec.native_loops()
     assert [loop.native_runs for loop in loops] == [1, 2] and not any(loop.refused for loop in loops)
     run_both(accumulate, [(A, 1), (A, 0), (A, 2)])  # empty and one-iteration ranges

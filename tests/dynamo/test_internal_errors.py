@@ -119,7 +119,7 @@ def test_a_bug_outside_the_tracer_is_an_internal_error_too(monkeypatch):
     def broken(code):
         raise IndexError("injected bug before tracing")
 
-    monkeypatch.setattr(dynamo.convert_frame, "check_frame_observers", broken)
+    monkeypatch.setattr(dynamo.convert_frame, "check_observers", broken)
     with pytest.raises(InternalCompilerError, match="injected bug before tracing") as info:
         dynamo.compile(scale)(np.arange(3.0))
     assert info.value.location.lineno == scale.__code__.co_firstlineno
