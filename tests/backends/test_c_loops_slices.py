@@ -226,6 +226,6 @@ def _compiled_bodies(rec):
                 found.append(body)
                 for program in body.programs.values():
                     walk(program)
-    for run in rec.compiled:
+    for run in rec.graphs:
         walk(run)
     return found
