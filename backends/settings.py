@@ -8,6 +8,8 @@ DEFAULTS: dict[str, Any] = {
     "strict": False,  # a backend's internal error raises instead of falling back to a plainer path
     "triton_cache_dir": "",  # where generated Triton modules are written ("" : a per-user temp folder)
     "triton_interpret": False,  # TRITON_INTERPRET, for Triton releases without triton.knobs
+    "triton_autotune": True,  # on a GPU, time a few tile sizes per large kernel once and keep the fastest
+    "triton_autotune_min_elements": 1 << 20,  # the smallest launch (elements) worth timing
     "cache_dir": "",  # the on-disk cache of backend "c" ("": a per-user temp folder)
     "c_compiler": None,  # CC (None: sysconfig's CC, else cc)
     "c_native": True,  # -march=native

@@ -223,7 +223,8 @@ def fmt_time(s: float | None) -> str:
 
 
 def table(rows: list[dict[str, Any]], copy_bw: float, device: str) -> str:
-    head = ["workload", "dynamo", "vs cupy", "vs torch", "vs jax", "host in/out", "GB/s", "of copy", "graphs", "ok"]
+    head = ["workload", "dynamo", "vs cupy", "vs torch", "vs jax", "host in/out", "GB/s", "of copy", "graphs",
+            "first call", "ok"]
     lines = [f"device: {device}; device-to-device copy: {copy_bw / 1e9:.0f} GB/s (read + write)",
              "ratios: peer time / dynamo time (> 1: dynamo faster); dynamo on CuPy inputs, in place; "
              "*: torch.compile of the source with np bound to torch (its NumPy interop failed here)", ""]
@@ -240,7 +241,8 @@ def table(rows: list[dict[str, Any]], copy_bw: float, device: str) -> str:
         ok = "yes" if errs and all(e < 1e-3 for e in errs) else ("NO" if errs else "n/a")
         body.append([r["workload"], fmt_time(d), ratio("cupy"), ratio("torch"), ratio("jax"),
                      fmt_time(r.get("dynamo_host_s")), f"{bw / 1e9:.0f}" if bw else "-",
-                     f"{bw / copy_bw:.0%}" if bw else "-", str(r.get("graphs", "-")), ok])
+                     f"{bw / copy_bw:.0%}" if bw else "-", str(r.get("graphs", "-")),
+                     f"{r['dynamo_first_s']:.2f}s" if r.get("dynamo_first_s") else "-", ok])
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
     for cells in [head, *body]:
         lines.append("  ".join(str(c).ljust(n) for c, n in zip(cells, widths)))
@@ -253,6 +255,11 @@ def main() -> None:
     props = cupy.cuda.runtime.getDeviceProperties(0)
     device = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     log = lambda msg: print(msg, flush=True)  # noqa: E731
+    import logging
+    tuning = logging.getLogger("dynamo.output_code.autotune")  # each kernel's candidates and their times
+    tuning.setLevel(logging.DEBUG)
+    tuning.addHandler(logging.StreamHandler(sys.stdout))
+    tuning.propagate = False
     copy_bw = copy_bandwidth()
     log(f"copy bandwidth {copy_bw / 1e9:.0f} GB/s on {device}")
     out = Path(args.json) if args.json else HERE / "results" / f"gpu-{time.strftime('%Y%m%d-%H%M%S')}.json"

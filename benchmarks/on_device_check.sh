@@ -1,6 +1,6 @@
 #!/bin/bash
 # One call on a lent GPU machine (issue #22): versions, install, the triton tests on the GPU, the GPU
-# table; every log under $OUT. T_TESTS and T_BENCH bound the two stages (seconds).
+# table; every log under $OUT. T_TESTS, T_PROFILE and T_BENCH bound the stages (seconds).
 export PYTHONUNBUFFERED=1
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -16,5 +16,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
         > "$OUT/tests.txt" 2>&1
     echo "tests rc=$?"; grep -E "passed|failed|error" "$OUT/tests.txt" | tail -3
 fi
+timeout "${T_PROFILE:-60}" python3 benchmarks/gpu_profile.py > "$OUT/profile.txt" 2>&1
+echo "profile rc=$?"; grep "us per call" "$OUT/profile.txt"
 timeout "${T_BENCH:-240}" python3 benchmarks/gpu.py --json "$OUT/gpu.json" ${BENCH_ARGS:-} > "$OUT/bench.txt" 2>&1
 echo "bench rc=$?"; tail -25 "$OUT/bench.txt"

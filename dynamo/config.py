@@ -41,6 +41,11 @@ check_assembler: bool = os.environ.get("DYNAMO_CHECK_ASSEMBLER", "") == "1"
 # triton.knobs to ask).
 triton_cache_dir: str = os.environ.get("DYNAMO_TRITON_CACHE", "")
 triton_interpret: bool = os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+# On a GPU, each kernel of at least triton_autotune_min_elements is timed once under a few tile sizes
+# and warp counts, and the fastest is remembered (in memory and beside the generated modules);
+# DYNAMO_TRITON_AUTOTUNE=0 keeps the defaults. A TileConfig given to TritonBackend is never tuned.
+triton_autotune: bool = os.environ.get("DYNAMO_TRITON_AUTOTUNE", "1") != "0"
+triton_autotune_min_elements: int = 1 << 20
 
 # Comma-separated log artifacts to enable: graph, guards, bytecode, breaks, recompiles,
 # output_code (see dynamo/logs.py).

@@ -15,11 +15,13 @@ import numpy as np
 from ...fx_ir import GraphModule, TensorMeta, fingerprint
 from ..kernel_ir import Kernel, Program, lower_graph, specialize
 from ..kernel_ir.values import is_symbolic
+from .. import settings
 from ..registry import register_backend
+from .autotune import Autotuner, Choices
 from .codegen import KernelSource, KernelWriter, TileConfig
 from .device import Device, TritonUnavailable, select_device
 from .emitters import PRELUDE, SUPPORTED_OPS
-from .launcher import DeviceMismatch, Launcher, load_module, module_source
+from .launcher import DeviceMismatch, Launcher, cache_dir, load_module, module_source
 from .library_calls import library_matmul
 from .split_reductions import split_long_reductions
 
@@ -96,8 +98,10 @@ class TritonBackend:
     >>> compiled = TritonBackend()(gm, [x])     # compiled.source: the Triton module; .fallback_nodes
     """
 
-    def __init__(self, config: TileConfig | None = None) -> None:
+    def __init__(self, config: TileConfig | None = None, tuner: Autotuner | None = None) -> None:
         self.config = config
+        self.given_tuner = tuner  # tests: a tuner with its own timer, used on any device
+        self._tuners: dict[str, Autotuner] = {}
         self._cache: dict[str, tuple[Program, dict[str, KernelSource], str] | None] = {}
         self.modules_made = 0  # Triton modules generated (a cache hit, or a size that fits, makes none)
 
@@ -186,7 +190,22 @@ class TritonBackend:
 
     def launcher(self, program: Program, kernels: dict[str, KernelSource], src: str, device: Device) -> Launcher:
         module = load_module(src)
-        return Launcher(program, kernels, module, device)
+        return Launcher(program, kernels, module, device, self.tuner(device))
+
+    def tuner(self, device: Device) -> Autotuner | None:
+        """Who picks each large kernel's tiles on this device: none under the interpreter (its timings
+        say nothing of a GPU), for a TileConfig the user gave, or with config.triton_autotune off."""
+        if self.given_tuner is not None:
+            return self.given_tuner
+        if device.interpreted or self.config is not None or not settings.get("triton_autotune"):
+            return None
+        model = device.model()
+        if model not in self._tuners:
+            self._tuners[model] = Autotuner(
+                Choices(cache_dir() / "autotune.json"), model,
+                lambda sources: load_module(module_source(sources, device.interpreted, PRELUDE)),
+                min_elements=settings.get("triton_autotune_min_elements"))
+        return self._tuners[model]
 
 
 def has_symbolic_sizes(gm: GraphModule) -> bool:

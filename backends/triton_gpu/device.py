@@ -134,6 +134,10 @@ class Device:
     def is_device_array(self, value: Any) -> bool:
         return False
 
+    def model(self) -> str:
+        """What the device is, for caches of choices that differ between devices."""
+        return self.name
+
     def argument(self, array: Any) -> Any:
         raise NotImplementedError
 
@@ -212,3 +216,10 @@ class CudaDevice(Device):
 
     def argument(self, array: Any) -> _CupyArgument:
         return _CupyArgument(array)
+
+    def model(self) -> str:
+        import triton
+        device = self.cupy.cuda.Device()
+        props = self.cupy.cuda.runtime.getDeviceProperties(device.id)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        return f"{name} (sm_{device.compute_capability}), triton {triton.__version__}"

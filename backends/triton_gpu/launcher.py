@@ -4,6 +4,7 @@ The module is written to a cache folder (Triton reads kernel source with inspect
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -20,6 +21,7 @@ import sympy
 from ...fx_ir import map_aggregate
 from .. import settings
 from ..kernel_ir import HostStep, Kernel, Program, Ref
+from .autotune import Autotuner, elements
 from .codegen import KernelSource
 from .device import Device
 
@@ -71,11 +73,13 @@ class Launcher:
     """Runs one Program: `launcher(*inputs)` returns what the graph returns."""
 
     def __init__(self, program: Program, kernels: dict[str, KernelSource], module: ModuleType,
-                 device: Device) -> None:
+                 device: Device, tuner: Autotuner | None = None) -> None:
         self.program = program
-        self.kernels = kernels
+        self.kernels = dict(kernels)  # a kernel's tuned source replaces its default at its first launch
         self.functions = {name: getattr(module, name) for name in kernels}
         self.device = device
+        self.tuner = tuner
+        self.untuned = set(kernels) if tuner is not None else set()
         self.mutated_inputs = {name for step in program.steps if isinstance(step, Kernel)
                                for name in step.writes() if program.buffers[name].kind == "input"}
         self.device_constants: dict[str, Any] | None = None  # program.constants, copied to the device once
@@ -164,22 +168,51 @@ class Launcher:
         return map_aggregate(program.output, result)
 
     def launch(self, kernel: Kernel, on_device: Callable[[str], Any], dev: dict[str, Any]) -> None:
-        source = self.kernels[kernel.name]
         for name in kernel.writes():
             if name not in dev:
                 buf = self.program.buffers[name]
                 shape = tuple(self.evaluate(n) for n in buf.shape)
                 dev[name] = on_device(name) if buf.kind == "input" else self.device.empty(shape, buf.dtype)
-        arrays = [on_device(name) for name in source.buffers]
-        strides = [self.device.strides(dev[b])[d] for b, d in source.strides]
+        arrays = {name: on_device(name) for name in self.kernels[kernel.name].buffers}
+        if kernel.name in self.untuned:
+            self.untuned.discard(kernel.name)
+            self.tune(kernel, arrays)
+        self.call(self.functions[kernel.name], self.kernels[kernel.name], arrays)
+
+    def call(self, function: Any, source: KernelSource, arrays: dict[str, Any]) -> None:
+        strides = [self.device.strides(arrays[b])[d] for b, d in source.strides]
         strides += [self.bindings[name] for name in source.sizes]
-        launch = self.functions[kernel.name][(self.evaluate(source.grid),)]
+        launch = function[(self.evaluate(source.grid),)]
+        args = [self.device.argument(arrays[name]) for name in source.buffers]
         if self.device.interpreted:
             # the interpreter computes padding lanes too (0/0 there): NumPy must not warn about them
             with np.errstate(all="ignore"):
-                launch(*(self.device.argument(a) for a in arrays), *strides)
+                launch(*args, *strides)
         else:
-            launch(*(self.device.argument(a) for a in arrays), *strides, num_warps=source.num_warps)
+            launch(*args, *strides, num_warps=source.num_warps)
+
+    def tune(self, kernel: Kernel, arrays: dict[str, Any]) -> None:
+        """Pick this kernel's tiles (autotune.py) on copies of what it writes, before its first launch."""
+        assert self.tuner is not None
+        source = self.kernels[kernel.name]
+        if elements(source, self.evaluate) < self.tuner.min_elements:
+            return
+        written = [name for name in kernel.writes() if name in arrays]
+        if not all(arrays[name].flags.c_contiguous or arrays[name].flags.f_contiguous for name in written):
+            return  # a copy of a written view would be laid out otherwise: the defaults, never a guess
+        trial = dict(arrays)
+
+        @contextlib.contextmanager
+        def scratch() -> Any:
+            trial.update({name: arrays[name].copy(order="K") for name in written})
+            try:
+                yield
+            finally:
+                trial.clear()  # the copies go as soon as the timings are taken
+
+        chosen, function = self.tuner.tune(kernel, self.program.buffers, source, dict(self.bindings),
+                                           lambda s, f: self.call(f, s, trial), scratch)
+        self.kernels[kernel.name], self.functions[kernel.name] = chosen, function
 
     def bind_sizes(self, args: tuple[Any, ...]) -> dict[str, int]:
         """The size symbols' values for this call, read off the inputs whose sizes they are."""

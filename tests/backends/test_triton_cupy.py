@@ -113,3 +113,22 @@ def test_every_workload_on_cupy_inputs_matches_numpy(name):
     got = got.get() if isinstance(got, cupy.ndarray) else got
     tol = dict(rtol=2e-5, atol=1e-5) if np.asarray(expected).dtype == np.float32 else dict(rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(got, expected, **tol)
+
+
+def test_large_kernels_are_tuned_once_on_the_gpu_and_the_choice_is_remembered(tmp_path):
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2048, 1024)).astype(np.float32)
+    softmax = dict(zip(ORDER, load_all()))["softmax"].fn
+    gx = cupy.asarray(x)
+    with dynamo.config.patch(triton_cache_dir=str(tmp_path)):
+        first = Recorder()
+        got = dynamo.compile(softmax, backend=first)(gx)
+        tuner = first.backend.tuner(first.backend_device())
+        assert tuner is not None and tuner.timed == 1
+        np.testing.assert_allclose(got.get(), softmax(x), rtol=2e-5, atol=1e-6)
+        np.testing.assert_array_equal(gx.get(), x)  # the timing runs wrote scratch copies only
+        dynamo.reset()
+        second = Recorder()
+        again = dynamo.compile(softmax, backend=second)(gx)
+        assert second.backend.tuner(second.backend_device()).timed == 0  # read from autotune.json
+        np.testing.assert_allclose(again.get(), got.get(), rtol=0, atol=0)

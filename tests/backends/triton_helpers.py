@@ -25,6 +25,10 @@ class Recorder:
         self.compiled.append(self.backend(gm, example_inputs))
         return self.compiled[-1]
 
+    def backend_device(self) -> Any:
+        from dynamo.backends.triton_gpu.device import select_device
+        return select_device()
+
     @property
     def kernels(self) -> int:
         return sum(c.kernel_count for c in self.compiled)
