@@ -18,13 +18,14 @@ typedef enum {
     OP_CALL_MANY,   /* obj(*[reg[i] for i in regs]) is truthy */
     OP_STRUCT_IS,   /* type(reg[src]) is T and fields of its C struct hold expected values */
     OP_SIZES,       /* a relation between sizes of arrays in regs, as a small integer stack program */
+    OP_TYPE_IN,     /* type(reg[src]) is one of the types of the tuple obj */
     OP_COUNT
 } GuardOp;
 
 static const char *const op_names[OP_COUNT] = {
     "load_arg", "load_global", "load_cell", "load_attr", "load_item", "type_is",
     "id_is",    "equals",      "len_is",    "call",      "call_many", "struct_is",
-    "sizes",
+    "sizes",    "type_in",
 };
 
 /* OP_SIZES programs (dynamo/shapes/guards.py writes them): a flat sequence of integers.
@@ -485,6 +486,14 @@ static int parse_instr(PyObject *item, int nregs, char *loaded, GuardInstr *ins)
     case OP_STRUCT_IS:
         if (parse_source_register(a, nregs, loaded, &ins->src) < 0) return -1;
         return parse_struct_spec(b, ins);
+    case OP_TYPE_IN:
+        if (parse_source_register(a, nregs, loaded, &ins->src) < 0) return -1;
+        if (!PyTuple_Check(b)) {
+            PyErr_SetString(PyExc_TypeError, "type_in takes a tuple of types");
+            return -1;
+        }
+        ins->obj = Py_NewRef(b);
+        return 0;
     default: /* type_is, id_is, equals, call */
         if (parse_source_register(a, nregs, loaded, &ins->src) < 0) return -1;
         ins->obj = Py_NewRef(b);
@@ -598,6 +607,13 @@ static int run_instr(const GuardInstr *ins, PyObject **regs, const GuardInputs *
         break;
     case OP_TYPE_IS:
         return (PyObject *)Py_TYPE(regs[ins->src]) == ins->obj;
+    case OP_TYPE_IN: { /* exact types, compared by pointer: no subclass, no __class__ lookup */
+        PyObject *kind = (PyObject *)Py_TYPE(regs[ins->src]);
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(ins->obj); i++) {
+            if (PyTuple_GET_ITEM(ins->obj, i) == kind) return 1;
+        }
+        return 0;
+    }
     case OP_STRUCT_IS:
         return struct_matches(ins, regs[ins->src]);
     case OP_SIZES:

@@ -296,8 +296,13 @@ def report_from(callback: Any) -> ExplainOutput:
     tiers: list[str | None] = []
     loop_count = 0
     seconds = 0.0
+    versions = Counter(code for code, _ in callback.compiled_frames)
+    made: Counter = Counter()
     for code, compiled in callback.compiled_frames:
         frames.append(code.co_qualname)
+        made[code] += 1
+        # a frame compiled more than once (new inputs) is listed once per version, each named apart
+        name = code.co_qualname if versions[code] == 1 else f"{code.co_qualname} (version {made[code]} of {versions[code]})"
         for graph in compiled.graphs:
             graphs.append(graph.graph_module)
             notes.append(list(getattr(graph, "notes", ())))
@@ -307,11 +312,11 @@ def report_from(callback: Any) -> ExplainOutput:
         frame_guards = [str(g) for g in compiled.guards]
         guards.extend(frame_guards)
         if frame_guards:
-            by_frame.append((code.co_qualname, frame_guards))
+            by_frame.append((name, frame_guards))
         if compiled.dynamic:
-            dynamic.append((code.co_qualname, compiled.dynamic))
+            dynamic.append((name, compiled.dynamic))
         if getattr(compiled, "loops", None):
-            loops.append((code.co_qualname, compiled.loops))
+            loops.append((name, compiled.loops))
         loop_count += getattr(compiled, "loop_count", 0)
         seconds += compiled.trace_seconds
         for error in compiled.breaks:
@@ -322,7 +327,7 @@ def report_from(callback: Any) -> ExplainOutput:
             reason = BreakReason.from_unsupported(compiled.fallback_reason, code.co_qualname, True, python_until)
             reasons.append(reason)
             kind = reason.kind
-        summaries.append(FrameSummary(code.co_qualname, f"{code.co_filename}:{code.co_firstlineno}",
+        summaries.append(FrameSummary(name, f"{code.co_filename}:{code.co_firstlineno}",
                                       len(compiled.graphs), len(compiled.breaks), kind))
     recompiles = [f"{code.co_qualname}: {'; '.join(why)}" for code, why in callback.recompiles]
     assembler = sys.modules.get(f"{__package__}.assembler")  # loaded with the tracer, if it ever ran

@@ -119,6 +119,9 @@ class IsDouble:
         return f"type({name}) is float or numpy.float64"
 
 
+_DOUBLE_TYPES = (float, np.float64)
+
+
 @dataclass(frozen=True)
 class TimeIs:
     """x is exactly this datetime64 / timedelta64: == converts units (a day equals 24 hours) and
@@ -439,6 +442,12 @@ class _ProgramBuilder:
     def lower_view_of(self, guard: Guard) -> None:
         self.emit(guard, "call_many", guard.value, (self.load(guard.source), self.load(guard.value.other)))
 
+    def lower_call(self, guard: Guard) -> None:
+        if isinstance(guard.value, IsDouble):  # two type pointers compared in C: no Python frame per call
+            self.emit(guard, "type_in", self.load(guard.source), _DOUBLE_TYPES)
+        else:
+            self.lower_check(guard)
+
     def lower_state(self, guard: Guard) -> None:
         self.emit(guard, "call_many", guard.value, ())
 
@@ -467,6 +476,7 @@ _LOWERINGS: dict[GuardKind, Callable[[_ProgramBuilder, Guard], None]] = {
     GuardKind.NO_OVERLAP: _ProgramBuilder.lower_no_overlap,
     GuardKind.VIEW_OF: _ProgramBuilder.lower_view_of,
     GuardKind.STATE: _ProgramBuilder.lower_state,
+    GuardKind.CALL: _ProgramBuilder.lower_call,
 }
 
 

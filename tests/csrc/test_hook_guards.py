@@ -101,6 +101,20 @@ def test_type_is_id_is_equals():
     assert prog.check(([], sentinel, 2.0), {}) == 5
 
 
+def test_type_in_compares_exact_types():
+    class Liar:  # claims to be a float through __class__: the check reads the real type
+        __class__ = float  # type: ignore[assignment]
+
+    class MyFloat(float):
+        pass
+
+    prog = G([("load_arg", 0, 0), ("type_in", 0, (float, complex))], 1)
+    assert prog.check((1.5,), {}) == -1 and prog.check((2j,), {}) == -1
+    for other in (1, True, MyFloat(1.0), Liar(), None):
+        assert prog.check((other,), {}) == 1, other
+    assert G([("load_arg", 0, 0), ("type_in", 0, ())], 1).check((1.0,), {}) == 1
+
+
 def test_equals_error_propagates():
     class BadEq:
         def __eq__(self, other):
@@ -240,6 +254,8 @@ def test_guard_program_runs_in_the_hook_against_arguments_globals_and_closure():
     ([("load_arg", 0, 0), ("load_attr", 0, 0)], 1, TypeError, "load_attr takes 4 elements"),
     ([("load_arg", 0, 0, 0)], 1, TypeError, "load_arg takes 3 elements"),
     ([("len_is", 0, 3)], 1, ValueError, "read before"),
+    ([("type_in", 0, (int,))], 1, ValueError, "read before"),
+    ([("load_arg", 0, 0), ("type_in", 0, int)], 1, TypeError, "type_in takes a tuple of types"),
     ([("call_many", len, (0,))], 1, ValueError, "read before"),
     ([("call_many", len, 0)], 1, TypeError, r"call_many takes \(op, fn, \(registers...\)\)"),
     ([("load_arg", 0, 0), ("call_many", len, (0,) * 33)], 1, ValueError, "at most 32 registers"),

@@ -246,3 +246,28 @@ def test_when_one_float_changes_the_frame_s_other_floats_become_inputs_too(backe
     for a, b in [(0.1, 1.0), (0.2, 1.0), (0.3, 1.5), (np.float64(0.4), np.float64(2.0)), (0.5, -3.0)]:
         assert same_value(compiled(u, a, b), two_coefficients(u, a, b))
     assert len(frames(compiled)) == 2
+
+
+def test_the_either_type_guard_takes_floats_and_np_float64_only():
+    """`type(x) is float or numpy.float64` runs in C (the type compared with both): an int, a bool,
+    an np.float32, a float subclass or an object whose __class__ claims float is another kind of
+    input and compiles its own version."""
+    class MyFloat(float):
+        pass
+
+    class Liar:
+        __class__ = float  # type: ignore[assignment]
+
+        def __rmul__(self, other):
+            return other * 2.0
+
+        __mul__ = __rmul__
+
+    u = np.arange(4.0)
+    compiled = check_values(step, lambda dt: (u, dt), [0.1, 0.2, np.float64(0.3)])
+    assert entries(step) == 2
+    for other in (3, True, np.float32(0.5), MyFloat(0.25), Liar()):
+        before = entries(step)
+        assert same_value(compiled(u, other), step(u, other)), other
+        assert entries(step) == before + 1, other  # no version for floats took it
+    assert entries(step) > 2

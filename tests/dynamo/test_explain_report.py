@@ -203,3 +203,24 @@ def test_every_reason_has_a_hint():
         dynamo.explain(f)(np.ones(2))
     report = dynamo.explain(f)(-np.ones(2))
     assert report.break_reasons and all(reason.hint for reason in report.break_reasons)
+
+
+def scaled(x, k):
+    return x * k
+
+
+def test_versions_of_one_frame_are_named_apart():
+    """A frame compiled for new inputs is listed once per version, numbered (issue 16: the same
+    name twice read as a duplicate), its guards under the same name; a frame compiled once keeps
+    its plain name."""
+    from dynamo.explain import report_from
+
+    compiled = dynamo.compile(scaled)
+    for x in (np.ones(3), np.ones((2, 2)), np.ones(5, dtype=np.int32)):
+        compiled(x, 2)
+    report = report_from(compiled._dynamo_callback)
+    names = [summary.name for summary in report.frame_summaries if summary.name.startswith("scaled")]
+    assert names == [f"scaled (version {k} of 3)" for k in (1, 2, 3)]
+    assert [name for name, _ in report.guards_by_frame if name.startswith("scaled")] == names
+    text = report.format()
+    assert "scaled (version 3 of 3)" in text and "\n  scaled:" not in text
