@@ -1,7 +1,7 @@
 """Where the host time of cached GPU calls goes: cProfile over many calls of a workload on CuPy inputs.
 
 python3 benchmarks/gpu_profile.py [NAME ...] [--calls N]: the triton backend's cached calls (after a warm
-call), the top functions by own time; the dispatch-bound workloads (branch, small_hot_loop) by default.
+call), the top functions by own time; the dispatch-bound workloads and the ones whose cached calls outlast their kernels, by default.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from benchmarks.workloads import load_all  # noqa: E402
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", default=["branch", "small_hot_loop", "trivial"])
+    parser.add_argument("names", nargs="*", default=["branch", "small_hot_loop", "layernorm", "unrolled_loop", "nbody"])
     parser.add_argument("--calls", type=int, default=300)
     args = parser.parse_args()
     import cupy
@@ -52,8 +52,8 @@ def main() -> None:
         cupy.cuda.Device().synchronize()
         profile.disable()
         out = io.StringIO()
-        pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(25)
-        print(f"--- {name}: top 25 by own time over {args.calls} calls\n{out.getvalue()}")
+        pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(20)
+        print(f"--- {name}: top 20 by own time over {args.calls} calls\n{out.getvalue()}")
 
 
 if __name__ == "__main__":

@@ -63,6 +63,10 @@ class CompiledGraph:
             if sig is None:
                 continue
             shape = getattr(arg, "shape", None)
+            if not self.symbolic:
+                if shape != sig[0] or getattr(arg, "dtype", None) != sig[1]:
+                    return False
+                continue
             if shape is None or len(shape) != len(sig[0]) or getattr(arg, "dtype", None) != sig[1]:
                 return False
             # a symbolic size takes any value but 0 and 1 (those broadcast differently: specialized)

@@ -212,7 +212,8 @@ class CudaDevice(Device):
         return self.cupy.empty(shape, dtype)
 
     def is_device_array(self, value: Any) -> bool:
-        return hasattr(value, "__cuda_array_interface__")
+        # CuPy's own arrays by type: the interface attribute is a property that builds a dict
+        return type(value) is self.cupy.ndarray or hasattr(value, "__cuda_array_interface__")
 
     def argument(self, array: Any) -> _CupyArgument:
         return _CupyArgument(array)

@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from triton_helpers import INTERPRET, close  # noqa: E402
+from triton_helpers import INTERPRET, ON_GPU, close  # noqa: E402
 
 os.environ.setdefault("TRITON_INTERPRET", INTERPRET)  # before triton is imported: it decides at import
 pytest.importorskip("triton")
@@ -122,9 +122,10 @@ def test_kernels_writing_strided_views_or_too_small_keep_their_defaults(tmp_path
     got_base, want_base = np.arange(1000.0), np.arange(1000.0)
     got = dynamo.compile(shift, backend=backend)(got_base[::2])
     assert close(got, shift(want_base[::2])) is None and close(got_base, want_base) is None
-    # the kernel writing the strided input keeps its defaults (a copy would be contiguous); the one
-    # writing the fresh result is tuned
-    assert tuner.timed == 1
+    # under the interpreter the kernel writing the strided input keeps its defaults (a copy would be
+    # contiguous), the one writing the fresh result is tuned; a GPU gets a contiguous copy of the view
+    # from the host, so both are
+    assert tuner.timed == (2 if ON_GPU else 1)
 
     dynamo.reset()
     small = make_tuner(tmp_path / "small.json", [1.0], min_elements=1 << 20)
@@ -137,5 +138,8 @@ def test_kernels_writing_strided_views_or_too_small_keep_their_defaults(tmp_path
 def test_interpreter_and_a_given_tile_config_are_never_tuned():
     from dynamo.backends.triton_gpu.codegen import TileConfig
     device = select_device()
-    assert TritonBackend().tuner(device) is None  # the interpreter's timings say nothing of a GPU
+    # the interpreter's timings say nothing of a GPU; on a GPU, tuning is on unless switched off
+    assert (TritonBackend().tuner(device) is None) is not ON_GPU
+    with dynamo.config.patch(triton_autotune=False):
+        assert TritonBackend().tuner(device) is None
     assert TritonBackend(TileConfig(max_tile=256)).tuner(device) is None

@@ -400,5 +400,7 @@ def test_values_read_before_a_write_through_a_view_keep_the_old_contents():
     plain_U, plain_V = U.copy(), V.copy()
     two_steps(plain_U, plain_V)
     dynamo.compile(two_steps, backend=Recorder())(U, V)
-    np.testing.assert_allclose(U, plain_U, rtol=1e-14)
-    np.testing.assert_allclose(V, plain_V, rtol=1e-14)
+    # a GPU contracts a * b + c into one fused multiply-add (an ulp or so); reading the new contents
+    # where the old are due differs by far more
+    np.testing.assert_allclose(U, plain_U, rtol=1e-12)
+    np.testing.assert_allclose(V, plain_V, rtol=1e-12)

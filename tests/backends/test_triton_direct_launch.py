@@ -1,0 +1,77 @@
+"""Launches past Triton's JIT dispatch (direct_launch.py): the compiled binary is reused only for arguments
+that specialize alike, and any surprise sends the kernel back through the JIT (fake JIT and driver)."""
+from types import SimpleNamespace
+
+from dynamo.backends.triton_gpu.direct_launch import DirectLauncher
+
+
+class Pointer:
+    def __init__(self, address):
+        self.address = address
+
+    def data_ptr(self):
+        return self.address
+
+
+class FakeBinary:
+    function = "cu-function"
+    packed_metadata = "metadata"
+
+    def __init__(self, log):
+        self.log = log
+
+    def run(self, *args):
+        self.log.append(("direct", args[0], args[9:]))
+
+
+class FakeJit:
+    """`fn[grid](*args, num_warps=w)` as Triton's JIT: launches and returns the binary it compiled."""
+
+    def __init__(self):
+        self.log = []
+        self.compiles = 0
+
+    def __getitem__(self, grid):
+        def launch(*args, num_warps):
+            self.log.append(("jit", grid[0], args))
+            self.compiles += 1
+            return FakeBinary(self.log)
+        return launch
+
+
+def fake_runtime(hook=None):
+    driver = SimpleNamespace(get_current_device=lambda: 0, get_current_stream=lambda device: 7)
+    knobs = SimpleNamespace(runtime=SimpleNamespace(launch_enter_hook=hook, launch_exit_hook=None))
+    return driver, knobs
+
+
+def test_the_binary_is_reused_for_arguments_that_specialize_alike():
+    jit = FakeJit()
+    launch = DirectLauncher(jit, 8, fake_runtime())
+    launch(4, [Pointer(4096), Pointer(8192)], [1, 32])
+    launch(5, [Pointer(4096 + 64), Pointer(16)], [1, 48])  # aligned alike, ints alike: the binary
+    assert [entry[0] for entry in jit.log] == ["jit", "direct"]
+    assert jit.log[1][1] == 5 and jit.log[1][2][2:] == (1, 48)  # programs, then pointers and ints
+    launch(5, [Pointer(4096 + 8), Pointer(16)], [1, 48])  # a pointer 8 bytes off: its own compile
+    launch(5, [Pointer(4096), Pointer(16)], [2, 48])      # a stride that is no longer 1
+    launch(5, [Pointer(4096), Pointer(16)], [1, 1 << 40])  # a 64-bit integer
+    assert [entry[0] for entry in jit.log] == ["jit", "direct", "jit", "jit", "jit"]
+    assert jit.compiles == 4
+
+
+def test_a_launch_hook_or_an_unknown_launcher_goes_through_the_jit():
+    jit = FakeJit()
+    hooked = DirectLauncher(jit, 4, fake_runtime(hook=print))
+    for _ in range(3):
+        hooked(1, [Pointer(0)], [])
+    assert [entry[0] for entry in jit.log] == ["jit"] * 3
+
+    jit = FakeJit()
+    launch = DirectLauncher(jit, 4, fake_runtime())
+
+    def other_arity(*args):  # a release whose launcher takes other arguments
+        raise TypeError("function takes 12 arguments")
+    launch.compiled[((True,), ())] = SimpleNamespace(run=other_arity, function=None, packed_metadata=None)
+    launch(1, [Pointer(0)], [])
+    launch(1, [Pointer(0)], [])
+    assert [entry[0] for entry in jit.log] == ["jit", "jit"] and not launch.direct
