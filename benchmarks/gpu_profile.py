@@ -1,7 +1,7 @@
 """Where the host time of cached GPU calls goes: cProfile over many calls of a workload on CuPy inputs.
 
 python3 benchmarks/gpu_profile.py [NAME ...] [--calls N]: the triton backend's cached calls (after a warm
-call), the top functions by own time; the dispatch-bound workloads and the ones whose cached calls outlast their kernels, by default.
+call), the top functions by own time; by default the workloads whose cached calls outlast their kernels.
 """
 from __future__ import annotations
 
