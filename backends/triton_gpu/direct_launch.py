@@ -4,8 +4,8 @@ Triton's `kernel[grid](...)` binds and specializes every argument, hashes a cach
 on each call (tens of microseconds on the GPU's host for a graph of a few kernels). The first launch of a
 specialization goes through it; later launches whose arguments specialize alike (pointer alignment,
 integers equal to 1, divisible by 16, or wider than 32 bits: a superset of what Triton keys on) call the
-binary's own launcher directly. Any surprise from a Triton release (an attribute missing, a launch hook
-set by a profiler) makes that kernel go through the JIT for good.
+binary's own launcher directly, with the launch hooks the JIT would pass. Any surprise from a Triton
+release (an attribute missing, a launcher of other arguments) makes that kernel go through the JIT for good.
 """
 from __future__ import annotations
 
@@ -27,29 +27,35 @@ class DirectLauncher:
         self.direct = self.driver is not None  # False after a surprise: every launch through the JIT
 
     def __call__(self, programs: int, pointers: list[Any], ints: list[Any]) -> None:
-        if self.direct and not self._hooked():
+        if self.direct:
             key = (tuple(p.data_ptr() % 16 == 0 for p in pointers), tuple(_int_class(int(v)) for v in ints))
             binary = self.compiled.get(key)
             if binary is not None:
                 device = self.driver.get_current_device()
                 stream = self.driver.get_current_stream(device)
+                # the hooks the JIT passes (a profiler's), and the metadata they read only when one is set
+                enter, leave = self.knobs.runtime.launch_enter_hook, self.knobs.runtime.launch_exit_hook
+                metadata = (binary.launch_metadata((programs, 1, 1), stream, *pointers, *ints)
+                            if _active(enter) else None)
                 try:
-                    binary.run(programs, 1, 1, stream, binary.function, binary.packed_metadata, None, None, None,
-                               *pointers, *ints)
+                    binary.run(programs, 1, 1, stream, binary.function, binary.packed_metadata, metadata, enter,
+                               leave, *pointers, *ints)
                     return
                 except TypeError:  # a release whose launcher takes other arguments (raised before launching)
                     self.direct = False
-            binary = self.function[(programs,)](*pointers, *ints, num_warps=self.num_warps)
-            if all(hasattr(binary, a) for a in ("run", "function", "packed_metadata")):
-                self.compiled[key] = binary
             else:
-                self.direct = False
-            return
+                binary = self.function[(programs,)](*pointers, *ints, num_warps=self.num_warps)
+                if all(hasattr(binary, a) for a in ("run", "function", "packed_metadata", "launch_metadata")):
+                    self.compiled[key] = binary
+                else:
+                    self.direct = False
+                return
         self.function[(programs,)](*pointers, *ints, num_warps=self.num_warps)
 
-    def _hooked(self) -> bool:
-        runtime = self.knobs.runtime
-        return runtime.launch_enter_hook is not None or runtime.launch_exit_hook is not None
+
+def _active(hook: Any) -> bool:
+    """Whether a launch hook would do anything: None, or a chain of no calls (Triton's default), does not."""
+    return hook is not None and getattr(hook, "calls", True) != []
 
 
 def _runtime() -> tuple[Any, Any]:

@@ -82,6 +82,7 @@ class Launcher:
         self.tuner = tuner
         self.untuned = set(kernels) if tuner is not None else set()
         self.direct: dict[str, DirectLauncher] = {}  # on a GPU: each kernel's launches past the JIT
+        self.writes: dict[str, list[tuple[str, Any]]] = {}  # each kernel's written buffers, found once
         # (input position, dimension, symbol) for each size symbol an input's shape gives
         self.size_sources = [(k, d, n.name) for k, name in enumerate(program.placeholders)
                              if (buf := program.buffers.get(name)) is not None
@@ -174,9 +175,11 @@ class Launcher:
         return map_aggregate(program.output, result)
 
     def launch(self, kernel: Kernel, on_device: Callable[[str], Any], dev: dict[str, Any]) -> None:
-        for name in kernel.writes():
+        writes = self.writes.get(kernel.name)
+        if writes is None:
+            writes = self.writes[kernel.name] = [(name, self.program.buffers[name]) for name in kernel.writes()]
+        for name, buf in writes:
             if name not in dev:
-                buf = self.program.buffers[name]
                 shape = tuple(self.evaluate(n) for n in buf.shape)
                 dev[name] = on_device(name) if buf.kind == "input" else self.device.empty(shape, buf.dtype)
         arrays = {name: on_device(name) for name in self.kernels[kernel.name].buffers}

@@ -22,6 +22,10 @@ class FakeBinary:
 
     def run(self, *args):
         self.log.append(("direct", args[0], args[9:]))
+        self.hooks = args[6:9]
+
+    def launch_metadata(self, grid, stream, *args):
+        return ("metadata", grid, stream)
 
 
 class FakeJit:
@@ -39,9 +43,17 @@ class FakeJit:
         return launch
 
 
+class Chain:
+    """Triton's HookChain: a launch hook of zero or more calls."""
+
+    def __init__(self, *calls):
+        self.calls = list(calls)
+
+
 def fake_runtime(hook=None):
     driver = SimpleNamespace(get_current_device=lambda: 0, get_current_stream=lambda device: 7)
-    knobs = SimpleNamespace(runtime=SimpleNamespace(launch_enter_hook=hook, launch_exit_hook=None))
+    knobs = SimpleNamespace(runtime=SimpleNamespace(launch_enter_hook=hook if hook else Chain(),
+                                                    launch_exit_hook=Chain()))
     return driver, knobs
 
 
@@ -59,13 +71,22 @@ def test_the_binary_is_reused_for_arguments_that_specialize_alike():
     assert jit.compiles == 4
 
 
-def test_a_launch_hook_or_an_unknown_launcher_goes_through_the_jit():
+def test_a_profilers_launch_hook_gets_what_the_jit_would_pass():
     jit = FakeJit()
-    hooked = DirectLauncher(jit, 4, fake_runtime(hook=print))
-    for _ in range(3):
-        hooked(1, [Pointer(0)], [])
-    assert [entry[0] for entry in jit.log] == ["jit"] * 3
+    hook = Chain(print)
+    launch = DirectLauncher(jit, 4, fake_runtime(hook=hook))
+    launch(3, [Pointer(0)], [])
+    launch(3, [Pointer(0)], [])
+    assert [entry[0] for entry in jit.log] == ["jit", "direct"]
+    binary = next(iter(launch.compiled.values()))
+    assert binary.hooks[0] == ("metadata", (3, 1, 1), 7) and binary.hooks[1] is hook
+    quiet = DirectLauncher(FakeJit(), 4, fake_runtime())  # Triton's default: empty chains, no metadata
+    quiet(3, [Pointer(0)], [])
+    quiet(3, [Pointer(0)], [])
+    assert next(iter(quiet.compiled.values())).hooks[0] is None
 
+
+def test_an_unknown_launcher_sends_the_kernel_through_the_jit():
     jit = FakeJit()
     launch = DirectLauncher(jit, 4, fake_runtime())
 
