@@ -141,6 +141,10 @@ class Device:
     def argument(self, array: Any) -> Any:
         raise NotImplementedError
 
+    def address(self, array: Any) -> int:
+        """Where the array's first element is, as a kernel's pointer argument."""
+        raise NotImplementedError
+
     @staticmethod
     def strides(array: Any) -> tuple[int, ...]:
         return tuple(int(s) // array.itemsize for s in array.strides)
@@ -217,6 +221,9 @@ class CudaDevice(Device):
 
     def argument(self, array: Any) -> _CupyArgument:
         return _CupyArgument(array)
+
+    def address(self, array: Any) -> int:
+        return int(array.data.ptr)
 
     def model(self) -> str:
         import triton

@@ -192,9 +192,9 @@ class Launcher:
             return
         direct = self.direct.get(kernel.name)
         if direct is None:
-            direct = self.direct[kernel.name] = DirectLauncher(self.functions[kernel.name], source.num_warps)
-        direct(self.evaluate(source.grid), [self.device.argument(arrays[name]) for name in source.buffers],
-               self.int_arguments(source, arrays))
+            direct = self.direct[kernel.name] = DirectLauncher(self.functions[kernel.name], source.num_warps,
+                                                                self.device.argument, self.device.address)
+        direct(self.evaluate(source.grid), [arrays[name] for name in source.buffers], self.int_arguments(source, arrays))
 
     def int_arguments(self, source: KernelSource, arrays: dict[str, Any]) -> list[int]:
         """The strides and sizes a kernel takes after its pointers."""

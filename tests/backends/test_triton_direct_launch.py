@@ -6,11 +6,19 @@ from dynamo.backends.triton_gpu.direct_launch import DirectLauncher
 
 
 class Pointer:
+    """A device array as the launcher sees it: the JIT gets a typed wrapper, the binary its address."""
+
     def __init__(self, address):
         self.address = address
 
-    def data_ptr(self):
-        return self.address
+
+class Typed:
+    def __init__(self, array):
+        self.array = array
+
+
+def launcher(jit, runtime, warps=8):
+    return DirectLauncher(jit, warps, Typed, lambda a: a.address, runtime)
 
 
 class FakeBinary:
@@ -59,11 +67,12 @@ def fake_runtime(hook=None):
 
 def test_the_binary_is_reused_for_arguments_that_specialize_alike():
     jit = FakeJit()
-    launch = DirectLauncher(jit, 8, fake_runtime())
+    launch = launcher(jit, fake_runtime())
     launch(4, [Pointer(4096), Pointer(8192)], [1, 32])
     launch(5, [Pointer(4096 + 64), Pointer(16)], [1, 48])  # aligned alike, ints alike: the binary
     assert [entry[0] for entry in jit.log] == ["jit", "direct"]
-    assert jit.log[1][1] == 5 and jit.log[1][2][2:] == (1, 48)  # programs, then pointers and ints
+    assert jit.log[1] == ("direct", 5, (4096 + 64, 16, 1, 48))  # programs, addresses, ints
+    assert all(isinstance(p, Typed) for p in jit.log[0][2][:2])  # the JIT gets typed pointers
     launch(5, [Pointer(4096 + 8), Pointer(16)], [1, 48])  # a pointer 8 bytes off: its own compile
     launch(5, [Pointer(4096), Pointer(16)], [2, 48])      # a stride that is no longer 1
     launch(5, [Pointer(4096), Pointer(16)], [1, 1 << 40])  # a 64-bit integer
@@ -74,13 +83,13 @@ def test_the_binary_is_reused_for_arguments_that_specialize_alike():
 def test_a_profilers_launch_hook_gets_what_the_jit_would_pass():
     jit = FakeJit()
     hook = Chain(print)
-    launch = DirectLauncher(jit, 4, fake_runtime(hook=hook))
+    launch = launcher(jit, fake_runtime(hook=hook))
     launch(3, [Pointer(0)], [])
     launch(3, [Pointer(0)], [])
     assert [entry[0] for entry in jit.log] == ["jit", "direct"]
     binary = next(iter(launch.compiled.values()))
     assert binary.hooks[0] == ("metadata", (3, 1, 1), 7) and binary.hooks[1] is hook
-    quiet = DirectLauncher(FakeJit(), 4, fake_runtime())  # Triton's default: empty chains, no metadata
+    quiet = launcher(FakeJit(), fake_runtime())  # Triton's default: empty chains, no metadata
     quiet(3, [Pointer(0)], [])
     quiet(3, [Pointer(0)], [])
     assert next(iter(quiet.compiled.values())).hooks[0] is None
@@ -88,7 +97,7 @@ def test_a_profilers_launch_hook_gets_what_the_jit_would_pass():
 
 def test_an_unknown_launcher_sends_the_kernel_through_the_jit():
     jit = FakeJit()
-    launch = DirectLauncher(jit, 4, fake_runtime())
+    launch = launcher(jit, fake_runtime())
 
     def other_arity(*args):  # a release whose launcher takes other arguments
         raise TypeError("function takes 12 arguments")
