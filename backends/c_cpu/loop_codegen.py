@@ -1,5 +1,5 @@
 """Loop nodes (fx_ir ForLoop) as C loops: a body of 0-d element reads and writes of float64 arrays,
-scalar arithmetic, NumPy ufuncs of scalars (NumPy's own loops) and 1-d slices (loop_vectors.py)
+scalar arithmetic, NumPy ufuncs of scalars (NumPy's own loops) and slices (loop_vectors.py)
 becomes one C `for`; any other body is refused.
 
 Values in C: Python ints (the induction variable, index arithmetic, sizes) are int64_t, float64
@@ -131,20 +131,23 @@ class LoopWriter:
         stores = [f"    ints[{3 + n}] = v{pos};" for n, pos in enumerate(self.int_slots) if pos < num_carried]
         stores += [f"    dbls[{n}] = v{pos};" for n, pos in enumerate(self.float_slots) if pos < num_carried]
         stores += [f"    ints[{self.dot_slot + 1}] = dot_flags; ints[{self.dot_slot + 2}] = matmul_flags;"]
+        temps, free_temps = self.vec.declarations()
         return (f"int {self.name}(const dyn_arg *a) {{\n"
                 "    int64_t *ints = (int64_t *)a[0].data;\n    double *dbls = (double *)a[1].data;\n"
                 "    const int64_t start = ints[0], stop = ints[1], step = ints[2];\n"
                 f"    dyn_ddot_fn ddot = (dyn_ddot_fn)(intptr_t)ints[{self.dot_slot}];\n"
-                "    int dot_flags = 0, matmul_flags = 0, dyn_nomem = 0, fpflags = 0;\n"
-                "    (void)ddot; (void)dyn_nomem; (void)fpflags;\n"
+                "    int dot_flags = 0, matmul_flags = 0, dyn_nomem = 0, fpflags = 0, status;\n"
+                "    (void)ddot; (void)dyn_nomem; (void)fpflags;\n" + temps +
                 "    feclearexcept(FE_ALL_EXCEPT);\n"
                 + "\n".join(decl) + "\n"
                 "    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {\n"
-                + body + "    }\n" + "\n".join(stores) + "\n    return (fetestexcept(FE_ALL_EXCEPT) | fpflags) << DYN_ERR_BITS;\n"
-                "oob:\n    return 1;\n"
-                "overflow:\n    return 2;\n"
-                "shape:\n    return 3;\n"
-                "nomem:\n    return 4;\n}\n")
+                + body + "    }\n" + "\n".join(stores) + "\n"
+                "    status = (fetestexcept(FE_ALL_EXCEPT) | fpflags) << DYN_ERR_BITS;\n    goto done;\n"
+                "oob:\n    status = 1; goto done;\n"
+                "overflow:\n    status = 2; goto done;\n"
+                "shape:\n    status = 3; goto done;\n"
+                "nomem:\n    status = 4; goto done;\n"
+                "done:\n" + free_temps + "    return status;\n}\n")
 
     def bind(self, node: Any, cexpr: Any, kind: str, ptype: Any) -> None:
         self.cexpr[node], self.kinds[node], self.ptypes[node] = cexpr, kind, ptype
@@ -172,6 +175,9 @@ class LoopWriter:
                 continue
             if node.op == "call_module":
                 self.nested_loop(node)
+                continue
+            if node.op == "call_method" and node.target in METHOD_LOWERINGS and not node.kwargs:
+                METHOD_LOWERINGS[node.target](self, node)
                 continue
             if node.op != "call_function":
                 raise Refused(f"{node.op} {node.target} in the body")
@@ -400,9 +406,6 @@ class LoopWriter:
         var = self.var("x")
         (a, ka), (b, kb) = self.operand(args[0]), self.operand(args[1])
         symbol, numpy_name = BINARY[target]
-        for x, k in ((args[0], ka), (args[1], kb)):
-            if k == ARRAY and len(getattr(x.meta.get("val"), "shape", ())) != 1:
-                raise Refused("arithmetic on a whole argument array of more than one axis")
         if ka in (VEC, ARRAY) and target in INPLACE:
             self.vec.inplace(node, symbol, numpy_name)
             return
@@ -435,7 +438,12 @@ LOWERINGS = {
     np.dot: lambda w, node: w.vec.dot(node, "dot"),
     operator.matmul: lambda w, node: w.vec.dot(node, "matmul"),
     np.flip: lambda w, node: w.vec.flip(node),
+    operator.pow: lambda w, node: w.vec.square(node),
+    np.empty_like: lambda w, node: w.vec.like(node, None),
+    np.zeros_like: lambda w, node: w.vec.like(node, "0.0"),
 }
+
+METHOD_LOWERINGS = {"copy": lambda w, node: w.vec.copy(node)}
 
 
 def loop_source(loop: ForLoop, name: str, values: tuple[Any, ...]) -> LoopWriter:

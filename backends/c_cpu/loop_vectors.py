@@ -1,16 +1,18 @@
-"""1-d slices in C loop bodies: views whose bounds depend on the induction variable, NumPy float64
-elementwise arithmetic on them, in-place updates and stores as inner C loops, and dot / `@` of two views.
+"""Slices in C loop bodies: views of any rank whose bounds depend on the induction variable, NumPy
+float64 elementwise arithmetic on them, stores and in-place updates as C loop nests, and dot / `@`.
 
-How NumPy's semantics are kept: a view is (pointer, length, stride) computed at run time as Python's
-slice.indices gives it; an elementwise expression is evaluated element by element where it is stored
-(one IEEE op per NumPy op, -ffp-contract=off), which is exact because every NumPy op of the chain
-makes a fresh array; where the stored-to view shares memory with a view the expression reads, other
-than element for element, the expression goes through a scratch buffer first (NumPy's ufuncs and
-setitem copy overlapping inputs). A dot calls NumPy's own BLAS ddot (blas.py) the way np.dot and
-matmul call it, so its sum has NumPy's order and bits.
+How NumPy's semantics are kept: a view is (pointer, lengths, strides) computed at run time as Python's
+slice.indices gives each axis; an elementwise expression is evaluated element by element where it is
+stored (one IEEE op per NumPy op, -ffp-contract=off), which is exact because every NumPy op of the
+chain makes a fresh array. An expression read twice, read after a store, or read by anything but
+elementwise code is written where NumPy computes it into a temporary buffer (`materialize`). Where the
+stored-to view shares memory with a view the expression reads, other than element for element, the
+expression goes through a scratch buffer first (NumPy's ufuncs and setitem copy overlapping inputs).
+A dot calls NumPy's own BLAS ddot (blas.py) the way np.dot and matmul call it: NumPy's order and bits.
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +24,7 @@ from .blas import numpy_ddot
 if TYPE_CHECKING:
     from .loop_codegen import LoopWriter
 
-VEC = "vec"  # kind of a 1-d float64 array value in the C code
+VEC = "vec"  # kind of a float64 array value (a view or an expression of views) in the C code
 
 # C helpers of the generated module (after loop_codegen.LOOP_HEAD); DYN_BLAS_INT is set per BLAS
 VECTOR_HELPERS = """#include <math.h>
@@ -43,12 +45,22 @@ static inline int64_t dyn_slice(int64_t n, int has_start, int64_t start, int has
     if (step < 0) return stop < start ? (start - stop - 1) / (-step) + 1 : 0;
     return start < stop ? (stop - start - 1) / step + 1 : 0;
 }
-/* whether two views of n elements share memory other than element for element */
-static inline int dyn_hazard(const char *a, int64_t sa, const char *b, int64_t sb, int64_t n) {
-    if (n == 0 || (a == b && sa == sb)) return 0;
-    const char *alo = sa < 0 ? a + (n - 1) * sa : a, *ahi = (sa < 0 ? a : a + (n - 1) * sa) + 8;
-    const char *blo = sb < 0 ? b + (n - 1) * sb : b, *bhi = (sb < 0 ? b : b + (n - 1) * sb) + 8;
-    return alo < bhi && blo < ahi;
+/* whether two strided views (lengths and byte strides per axis) share memory other than element for
+   element (the same address, lengths and strides): the ranges of bytes they span are compared */
+static int dyn_hazard(const char *a, int na, const int64_t *la, const int64_t *sa,
+                      const char *b, int nb, const int64_t *lb, const int64_t *sb) {
+    const char *alo = a, *ahi = a + 8, *blo = b, *bhi = b + 8;
+    int same = a == b && na == nb;
+    for (int k = 0; k < na; k++) {
+        if (la[k] == 0) return 0;
+        if ((la[k] - 1) * sa[k] < 0) alo += (la[k] - 1) * sa[k]; else ahi += (la[k] - 1) * sa[k];
+    }
+    for (int k = 0; k < nb; k++) {
+        if (lb[k] == 0) return 0;
+        if ((lb[k] - 1) * sb[k] < 0) blo += (lb[k] - 1) * sb[k]; else bhi += (lb[k] - 1) * sb[k];
+        if (same && (la[k] != lb[k] || (la[k] > 1 && sa[k] != sb[k]))) same = 0;
+    }
+    return !same && alo < bhi && blo < ahi;
 }
 /* NumPy's float64 arraytype dot (what matmul calls on two vectors): BLAS ddot in chunks where both
    strides are positive multiples of 8, added to 0.0; else a plain loop */
@@ -108,15 +120,16 @@ def blas_header() -> str:
 
 @dataclass(frozen=True)
 class View:
-    """A 1-d strided view in C: variables holding its first element's address, length and stride
-    (bytes), and the C variable of the argument array it views."""
+    """A strided view in C: variables holding its first element's address, its length and stride
+    (bytes) per axis, and the C variable of the array it views (an argument or a temporary)."""
     data: str
-    length: str
-    stride: str
+    lengths: tuple[str, ...]
+    strides: tuple[str, ...]
     base: str
 
-    def at(self, e: str) -> str:
-        return f"*(double *)({self.data} + {e} * {self.stride})"
+    def at(self, idx: tuple[str, ...]) -> str:
+        offset = " + ".join(f"{e} * {s}" for e, s in zip(idx, self.strides))
+        return f"*(double *)({self.data} + {offset})"
 
     def views(self) -> list[View]:
         return [self]
@@ -127,13 +140,13 @@ class Elementwise:
     """A NumPy elementwise op on views and scalars, evaluated where it is stored (never later than the
     program point and loop body it was made in: `epoch` and `scope` say where)."""
     symbol: str  # C binary operator, or "neg"
-    operands: tuple[Any, ...]  # View, Elementwise, Broadcast, or a scalar's C expression
-    length: str
+    operands: tuple[Any, ...]  # View, Elementwise, Broadcast (all of `lengths`), or a scalar's C expression
+    lengths: tuple[str, ...]
     epoch: int
     scope: int
 
-    def at(self, e: str) -> str:
-        parts = [o.at(e) if isinstance(o, VECTORS) else f"(double)({o})" for o in self.operands]
+    def at(self, idx: tuple[str, ...]) -> str:
+        parts = [o.at(idx) if isinstance(o, VECTORS) else f"(double)({o})" for o in self.operands]
         if self.symbol == "neg":
             return f"(-{parts[0]})"
         return f"({parts[0]} {self.symbol} {parts[1]})"
@@ -144,24 +157,28 @@ class Elementwise:
 
 @dataclass(frozen=True)
 class Broadcast:
-    """An operand NumPy broadcasts at run time: one element repeated where its length is 1."""
+    """An operand NumPy broadcasts at run time to `lengths`: its axes aligned on the right, an axis of
+    length 1 repeating its element."""
     inner: Any  # View, Elementwise or Broadcast
-    length: str  # the broadcast length
+    lengths: tuple[str, ...]
 
-    def at(self, e: str) -> str:
-        return self.inner.at(f"({self.inner.length} == 1 ? 0 : {e})")
+    def at(self, idx: tuple[str, ...]) -> str:
+        own = idx[len(idx) - len(self.inner.lengths):]
+        return self.inner.at(tuple(f"({n} == 1 ? 0 : {e})" for n, e in zip(self.inner.lengths, own)))
 
     def views(self) -> list[View]:
         return self.inner.views()
 
 
 VECTORS = (View, Elementwise, Broadcast)
+ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pow}
+INPLACE = {operator.iadd, operator.isub, operator.imul, operator.itruediv}
 
 
 def unit_strides(expr: Any) -> Any:
-    """The expression with every view's stride the constant 8 (C code for contiguous slices)."""
+    """The expression with every view's last stride the constant 8 (C code for contiguous rows)."""
     if isinstance(expr, View):
-        return replace(expr, stride="8")
+        return replace(expr, strides=expr.strides[:-1] + ("8",))
     if isinstance(expr, Elementwise):
         return replace(expr, operands=tuple(unit_strides(o) for o in expr.operands))
     if isinstance(expr, Broadcast):
@@ -182,8 +199,25 @@ def is_slicing(array: Any, index: Any) -> bool:
     return any(isinstance(p, slice) for p in parts) or (ndim is not None and len(parts) < ndim)
 
 
+def loop_nest(idx: tuple[str, ...], lengths: tuple[str, ...], statement: str) -> str:
+    """C loops over every index of `lengths` in C order around `statement`."""
+    heads = " ".join(f"for (int64_t {e} = 0; {e} < {n}; {e}++)" for e, n in zip(idx, lengths))
+    return f"{heads} {{ {statement} }}"
+
+
+def int_list(values: tuple[str, ...]) -> str:
+    return f"(const int64_t[]){{{', '.join(values)}}}"
+
+
+def hazard(a: View, b: View) -> str:
+    """C test: whether view b shares memory with view a other than element for element."""
+    return (f"dyn_hazard({a.data}, {len(a.lengths)}, {int_list(a.lengths)}, {int_list(a.strides)}, "
+            f"{b.data}, {len(b.lengths)}, {int_list(b.lengths)}, {int_list(b.strides)})")
+
+
 class Vectors:
-    """The vector part of a LoopWriter: views, elementwise expressions, stores, in-place ops, dots."""
+    """The array part of a LoopWriter: views, elementwise expressions, temporaries, stores, in-place
+    ops, dots."""
 
     def __init__(self, writer: LoopWriter) -> None:
         self.w = writer
@@ -193,6 +227,7 @@ class Vectors:
         self.views: dict[Any, View] = {}  # (array C variable, index) -> its View, for a store to reuse
         self.dots = {"dot": False, "matmul": False}  # which dot flavours the loop calls
         self.used = False  # whether the loop has slices (their C code assumes aligned 8-byte strides)
+        self.temps = 0  # temporary buffers: the function's dyn_tmp[k], kept across iterations, freed at exit
 
     def refuse(self, why: str) -> Exception:
         from .loop_codegen import Refused
@@ -205,8 +240,8 @@ class Vectors:
         if kind != "array":
             raise self.refuse("slicing a value that is not an argument array")
         meta = array.meta.get("val")
-        if not isinstance(meta, TensorMeta):
-            raise self.refuse("slicing an array of unknown rank")
+        if not isinstance(meta, TensorMeta) or meta.ndim == 0:
+            raise self.refuse("slicing an array of unknown rank or a 0-d array")
         parts = index if type(index) is tuple else (index,)
         if any(p is None or p is Ellipsis for p in parts) or len(parts) > meta.ndim:
             raise self.refuse("an index with None, Ellipsis or too many entries")
@@ -217,84 +252,83 @@ class Vectors:
         if key in self.views:
             return self.views[key]
         self.used = True
-        offsets, sliced = [], []
+        offsets, lengths, strides = [], [], []
         for axis, p in enumerate(parts):
             if not isinstance(p, slice):
                 offsets.append(w.index_offset(base, axis, p))
                 continue
-            step = 1 if p.step is None else p.step
-            if type(step) is not int or step == 0 or abs(step) >= 2 ** 62:
-                raise self.refuse("a slice whose step is not a nonzero constant int")
-            bounds = []
-            for bound in (p.start, p.stop):
-                if bound is None:
-                    bounds.append("0, 0")
-                    continue
-                e, k = w.operand(bound)
-                if k != "int":
-                    raise self.refuse("a slice bound that is not an int")
-                bounds.append(f"1, {e}")
-            first, length = w.var("f"), w.var("n")
-            w.lines.append(f"int64_t {first}; int64_t {length} = dyn_slice({base}_n[{axis}], {bounds[0]}, "
-                           f"{bounds[1]}, INT64_C({step}), &{first});")
+            first, length, stride = self.slice_axis(f"{base}_n[{axis}]", f"{base}_s[{axis}]", p)
             offsets.append(f"{first} * {base}_s[{axis}]")
-            sliced.append((axis, length, step))
-        if len(sliced) != 1:
-            raise self.refuse("a slice of more than one axis (only 1-d views lower)")
-        axis, length, step = sliced[0]
-        data, stride = w.var("p"), w.var("s")
-        w.lines.append(f"char *{data} = {base} + {' + '.join(offsets)}; "
-                       f"int64_t {stride} = INT64_C({step}) * {base}_s[{axis}];")
-        self.views[key] = View(data, length, stride, base)
+            lengths.append(length)
+            strides.append(stride)
+        data = w.var("p")
+        w.lines.append(f"char *{data} = {base} + {' + '.join(offsets)};")
+        self.views[key] = View(data, tuple(lengths), tuple(strides), base)
         return self.views[key]
 
-    def of_view(self, view: View, index: Any) -> tuple[str, View | None]:
-        """view[index] of a 1-d view: (a pointer to the element, None) for an int, else (a new View)."""
+    def slice_axis(self, size: str, stride: str, part: slice) -> tuple[str, str, str]:
+        """C variables of one sliced axis of `size` elements `stride` bytes apart: (first index, length,
+        stride of the slice), as Python's slice.indices gives them."""
         w = self.w
-        part = index[0] if type(index) is tuple and len(index) == 1 else index
-        if not isinstance(part, slice):
-            e, k = w.operand(part)
-            if k != "int":
-                raise self.refuse("an index that is not an int")
-            t = w.var("t")
-            w.lines.append(f"int64_t {t} = {e}; if ({t} < 0) {t} += {view.length};")
-            w.lines.append(f"if ({t} < 0 || {t} >= {view.length}) {{ ints[0] = {e}; ints[1] = 0; "
-                           f"ints[2] = {view.length}; goto oob; }}")
-            return f"(double *)({view.data} + {t} * {view.stride})", None
         step = 1 if part.step is None else part.step
         if type(step) is not int or step == 0 or abs(step) >= 2 ** 62:
             raise self.refuse("a slice whose step is not a nonzero constant int")
         bounds = []
         for bound in (part.start, part.stop):
-            e, k = w.operand(bound) if bound is not None else ("0", "int")
+            if bound is None:
+                bounds.append("0, 0")
+                continue
+            e, k = w.operand(bound)
             if k != "int":
                 raise self.refuse("a slice bound that is not an int")
-            bounds.append(f"{int(bound is not None)}, {e}")
-        first, length, data, stride = w.var("f"), w.var("n"), w.var("p"), w.var("s")
-        w.lines.append(f"int64_t {first}; int64_t {length} = dyn_slice({view.length}, {bounds[0]}, {bounds[1]}, "
-                       f"INT64_C({step}), &{first});")
-        w.lines.append(f"char *{data} = {view.data} + {first} * {view.stride}; "
-                       f"int64_t {stride} = INT64_C({step}) * {view.stride};")
-        return "", View(data, length, stride, view.base)
+            bounds.append(f"1, {e}")
+        first, length, sliced = w.var("f"), w.var("n"), w.var("s")
+        w.lines.append(f"int64_t {first}; int64_t {length} = dyn_slice({size}, {bounds[0]}, {bounds[1]}, "
+                       f"INT64_C({step}), &{first}); int64_t {sliced} = INT64_C({step}) * {stride};")
+        return first, length, sliced
+
+    def of_view(self, view: View, index: Any) -> tuple[str, View | None]:
+        """view[index]: (a pointer to the element, None) where every axis gets an int, else ("", the View)."""
+        w = self.w
+        parts = index if type(index) is tuple else (index,)
+        if any(p is None or p is Ellipsis for p in parts) or len(parts) > len(view.lengths):
+            raise self.refuse("an index with None, Ellipsis or too many entries")
+        parts = parts + (slice(None),) * (len(view.lengths) - len(parts))
+        offsets, lengths, strides = [], [], []
+        for axis, (part, size, stride) in enumerate(zip(parts, view.lengths, view.strides)):
+            if isinstance(part, slice):
+                first, length, sliced = self.slice_axis(size, stride, part)
+                offsets.append(f"{first} * {stride}")
+                lengths.append(length)
+                strides.append(sliced)
+                continue
+            e, k = w.operand(part)
+            if k != "int":
+                raise self.refuse("an index that is not an int")
+            t = w.var("t")
+            w.lines.append(f"int64_t {t} = {e}; if ({t} < 0) {t} += {size};")
+            w.lines.append(f"if ({t} < 0 || {t} >= {size}) {{ ints[0] = {e}; ints[1] = {axis}; "
+                           f"ints[2] = {size}; goto oob; }}")
+            offsets.append(f"{t} * {stride}")
+        if not lengths:
+            return f"(double *)({view.data} + {' + '.join(offsets)})", None
+        data = w.var("p")
+        w.lines.append(f"char *{data} = {view.data} + {' + '.join(offsets)};")
+        return "", View(data, tuple(lengths), tuple(strides), view.base)
 
     def value(self, x: Any) -> Any:
-        """A body value as a View, a fresh Elementwise, or a scalar C expression (None for others)."""
+        """A body value as a View, a fresh Elementwise, or a scalar C expression."""
         e, kind = self.w.operand(x)
-        if kind == "array" and len(meta_shape(x) or ()) == 1:
-            return self.view(x, ())  # a whole 1-d argument
+        if kind == "array" and len(meta_shape(x) or ()) >= 1:
+            return self.view(x, ())  # a whole argument
         if kind == VEC:
             expr = self.w.cexpr[x]
-            if isinstance(expr, Elementwise) and (expr.epoch != self.epoch or expr.scope != self.scope):
+            if not isinstance(expr, View) and (expr.epoch != self.epoch or expr.scope != self.scope):
                 raise self.refuse("an array expression read after a store or in another loop body")
             return expr
         if kind in ("int", "float"):
             return e
-        raise self.refuse("an array operand that is not a 1-d slice")
-
-    def same_length(self, nodes: list[Any]) -> None:
-        shapes = {meta_shape(n) for n in nodes}
-        if len(shapes) != 1 or None in shapes:
-            raise self.refuse("operands whose lengths are not the same expression")
+        raise self.refuse("an array operand that is not a slice of a float64 array")
 
     def check_lengths(self, a: str, b: str) -> None:
         """At run time, what equal shapes in the frontend's metas promise (else a ValueError)."""
@@ -305,59 +339,108 @@ class Vectors:
         operands = [self.value(a) for a in node.args]
         vectors = [(a, o) for a, o in zip(node.args, operands) if isinstance(o, VECTORS)]
         shapes = {meta_shape(a) for a, _ in vectors} | {meta_shape(node)}
-        length = vectors[0][1].length
+        lengths = vectors[0][1].lengths
         if len(shapes) == 1 and None not in shapes:
             for _, o in vectors[1:]:
-                self.check_lengths(length, o.length)
+                for a, b in zip(lengths, o.lengths):
+                    self.check_lengths(a, b)
         else:
-            operands = self.broadcast(operands)
-            length = next(o.length for o in operands if isinstance(o, Broadcast))
+            operands, lengths = self.broadcast(operands)
         if symbol != "neg":  # negation raises no flag (and names no op in a warning)
             self.w.ops.append(name)
-        self.w.bind(node, Elementwise(symbol, tuple(operands), length, self.epoch, self.scope), VEC, np.ndarray)
+        expr = Elementwise(symbol, tuple(operands), lengths, self.epoch, self.scope)
+        self.w.bind(node, expr, VEC, np.ndarray)
+        if needs_temporary(node):
+            self.w.bind(node, self.materialize(expr), VEC, np.ndarray)
 
-    def broadcast(self, operands: list[Any]) -> list[Any]:
-        """Operands whose lengths the metas do not equate, broadcast as NumPy does at run time: one of
-        length 1 repeats its element; other unequal lengths raise NumPy's ValueError."""
+    def broadcast(self, operands: list[Any]) -> tuple[list[Any], tuple[str, ...]]:
+        """Operands whose shapes the metas do not equate, broadcast as NumPy does at run time (axes
+        aligned on the right, an axis of length 1 repeated; other unequal lengths raise NumPy's
+        ValueError): the operands wrapped, and the result's lengths."""
         w = self.w
         vectors = [o for o in operands if isinstance(o, VECTORS)]
-        n = w.var("n")
-        w.lines.append(f"int64_t {n} = {vectors[0].length};")
-        for v in vectors[1:]:
-            w.lines.append(f"if ({n} == 1) {n} = {v.length};")
-        for v in vectors:
-            w.lines.append(f"if ({v.length} != {n} && {v.length} != 1) {{ ints[0] = {n}; ints[1] = {v.length}; "
-                           "goto shape; }")
-        return [Broadcast(o, n) if isinstance(o, VECTORS) else o for o in operands]
+        ndim = max(len(v.lengths) for v in vectors)
+        lengths = []
+        for axis in range(ndim):
+            own = [v.lengths[axis - ndim + len(v.lengths)] for v in vectors if axis - ndim + len(v.lengths) >= 0]
+            n = w.var("n")
+            w.lines.append(f"int64_t {n} = {own[0]};")
+            for length in own[1:]:
+                w.lines.append(f"if ({n} == 1) {n} = {length};")
+            for length in own:
+                w.lines.append(f"if ({length} != {n} && {length} != 1) {{ ints[0] = {n}; ints[1] = {length}; "
+                               "goto shape; }")
+            lengths.append(n)
+        result = tuple(lengths)
+        return [Broadcast(o, result) if isinstance(o, VECTORS) else o for o in operands], result
+
+    def like(self, node: Any, fill: str | None) -> None:
+        """np.empty_like / np.zeros_like of a float64 array: a temporary buffer of its shape (left as
+        it is, or filled with `fill`)."""
+        if len(node.args) != 1:
+            raise self.refuse(f"{node.target.__name__} with a dtype, order or shape")
+        source = self.value(node.args[0])
+        if not isinstance(source, VECTORS):
+            raise self.refuse(f"{node.target.__name__} of a value that is not an array")
+        self.w.bind(node, self.materialize(source, fill), VEC, np.ndarray)
+
+    def materialize(self, expr: Any, fill: str | None = "") -> View:
+        """The expression's values computed now into a temporary buffer (C order), as NumPy makes its
+        fresh array here: a View of it. The buffer is the function's, grown as needed, freed at exit.
+        `fill`: a constant to fill it with instead, None to leave it as it is (np.empty_like)."""
+        w = self.w
+        slot = f"dyn_tmp[{self.temps}]"
+        cap = f"dyn_cap[{self.temps}]"
+        self.temps += 1
+        total, data = w.var("n"), w.var("p")
+        w.lines.append(f"int64_t {total} = {' * '.join(expr.lengths)};")
+        w.lines.append(f"if ({total} > {cap}) {{ free({slot}); {slot} = malloc({total} * 8 + 8); "
+                       f"if (!{slot}) goto nomem; {cap} = {total}; }}")
+        strides = ["INT64_C(8)"]
+        for length in reversed(expr.lengths[1:]):
+            stride = w.var("s")
+            w.lines.append(f"int64_t {stride} = {strides[0]} * {length};")
+            strides.insert(0, stride)
+        idx = tuple(w.var("e") for _ in expr.lengths)
+        count = w.var("k")
+        w.lines.append(f"char *{data} = (char *){slot}; int64_t {count} = 0; (void){count};")
+        if fill is not None:
+            value = expr.at(idx) if fill == "" else fill
+            w.lines.append(loop_nest(idx, expr.lengths, f"((double *){data})[{count}++] = {value};"))
+        return View(data, expr.lengths, tuple(strides), slot)
 
     def store_loop(self, target: View, rhs: Any, update: str | None) -> None:
-        """target[e] = rhs[e] (or target[e] op rhs[e]) for every e. Where rhs reads target's memory
-        other than element for element, or has one element (NumPy broadcasts it), rhs goes through a
-        scratch vector first; else one pass, with a copy of the loop for unit strides that the compiler
-        vectorizes. (Each copy of the expression costs compile time: unrolled bodies hold many.)"""
+        """target[e] = rhs[e] (or target[e] op rhs[e]) for every index e. Where rhs reads target's memory
+        other than element for element, or its shape differs from target's (NumPy broadcasts it), rhs
+        goes through a scratch buffer first; else one pass, with a copy of the nest for unit last
+        strides that the compiler vectorizes. (Each copy of the expression costs compile time.)"""
         w = self.w
-        e = w.var("e")
+        idx = tuple(w.var("e") for _ in target.lengths)
 
-        def fill(t: View, x: str) -> str:
-            value = x if update is None else f"{t.at(e)} {update} {x}"
-            return f"for (int64_t {e} = 0; {e} < {t.length}; {e}++) {t.at(e)} = {value};"
+        def assign(t: View, x: str) -> str:
+            value = x if update is None else f"{t.at(idx)} {update} {x}"
+            return f"{t.at(idx)} = {value};"
         if not isinstance(rhs, VECTORS):
-            w.lines.append(fill(target, f"(double)({rhs})"))
+            w.lines.append(loop_nest(idx, target.lengths, assign(target, f"(double)({rhs})")))
         else:
-            w.lines.append(f"if ({rhs.length} != {target.length} && {rhs.length} != 1) "
-                           f"{{ ints[0] = {target.length}; ints[1] = {rhs.length}; goto shape; }}")
+            if len(rhs.lengths) > len(target.lengths):
+                raise self.refuse("storing an array of more axes than its target")
+            same = [] if len(rhs.lengths) == len(target.lengths) else ["0"]
+            for r, t in zip(reversed(rhs.lengths), reversed(target.lengths)):
+                if r != t:
+                    w.lines.append(f"if ({r} != {t} && {r} != 1) {{ ints[0] = {t}; ints[1] = {r}; goto shape; }}")
+                    same.append(f"{r} == {t}")
             views = list(dict.fromkeys(rhs.views()))
-            hazard = " || ".join([f"{rhs.length} != {target.length}"] + [
-                f"dyn_hazard({target.data}, {target.stride}, {v.data}, {v.stride}, {target.length})" for v in views])
-            unit = " && ".join(f"{v.stride} == 8" for v in dict.fromkeys([target, *views]))
-            tmp = w.var("tmp")
-            w.lines.append(f"if (!({hazard})) {{")
-            w.lines.append(f"    if ({unit}) {{ {fill(unit_strides(target), unit_strides(rhs).at(e))} }}")
-            w.lines.append(f"    else {{ {fill(target, rhs.at(e))} }}")
+            direct = " && ".join(same + [f"!{hazard(target, v)}" for v in views]) or "1"
+            unit = " && ".join(f"{v.strides[-1]} == 8" for v in dict.fromkeys([target, *views]))
+            tmp, count = w.var("tmp"), w.var("k")
+            spread = rhs if rhs.lengths == target.lengths else Broadcast(rhs, target.lengths)
+            w.lines.append(f"if (({direct}) && {unit}) {{")
+            w.lines.append(f"    {loop_nest(idx, target.lengths, assign(unit_strides(target), unit_strides(rhs).at(idx)))}")
             w.lines.append("} else {")
-            w.lines.append(f"    double *{tmp} = malloc(({rhs.length} + 1) * 8); if (!{tmp}) goto nomem;")
-            w.lines.append(f"    for (int64_t {e} = 0; {e} < {rhs.length}; {e}++) {tmp}[{e}] = {rhs.at(e)};")
-            w.lines.append(f"    {fill(target, f'{tmp}[{rhs.length} == 1 ? 0 : {e}]')}")
+            w.lines.append(f"    double *{tmp} = malloc(({' * '.join(target.lengths)}) * 8 + 8); if (!{tmp}) goto nomem;")
+            w.lines.append(f"    int64_t {count} = 0; {loop_nest(idx, target.lengths, f'{tmp}[{count}++] = {spread.at(idx)};')}")
+            w.lines.append(f"    {count} = 0; {loop_nest(idx, target.lengths, assign(target, f'{tmp}[{count}++]'))}")
             w.lines.append(f"    free({tmp});\n}}")
         w.wrote(target.base)
         self.epoch += 1
@@ -367,8 +450,6 @@ class Vectors:
         rhs = self.value(value)
         if rhs == target:  # `A[s] += x` stores A[s] into itself: NumPy copies nothing
             return
-        if isinstance(rhs, VECTORS) and len(meta_shape(value) or ()) != 1:
-            raise self.refuse("storing an array that is not 1-d")
         self.store_loop(target, rhs, None)
 
     def inplace(self, node: Any, symbol: str, name: str) -> None:
@@ -383,23 +464,83 @@ class Vectors:
     def flip(self, node: Any) -> None:
         v = self.value(node.args[0])
         if not isinstance(v, View) or node.kwargs or len(node.args) != 1:
-            raise self.refuse("np.flip of a value that is not a 1-d slice, or with an axis")
+            raise self.refuse("np.flip of a value that is not a slice, or with an axis")
         w = self.w
-        data, stride = w.var("p"), w.var("s")
-        w.lines.append(f"char *{data} = {v.length} > 0 ? {v.data} + ({v.length} - 1) * {v.stride} : {v.data}; "
-                       f"int64_t {stride} = -{v.stride};")
-        w.bind(node, View(data, v.length, stride, v.base), VEC, np.ndarray)
+        data = w.var("p")
+        nonempty = " && ".join(f"{n} > 0" for n in v.lengths)
+        last = " + ".join(f"({n} - 1) * {s}" for n, s in zip(v.lengths, v.strides))
+        w.lines.append(f"char *{data} = {v.data}; if ({nonempty}) {data} += {last};")
+        strides = []
+        for s in v.strides:
+            strides.append(w.var("s"))
+            w.lines.append(f"int64_t {strides[-1]} = -{s};")
+        w.bind(node, View(data, v.lengths, tuple(strides), v.base), VEC, np.ndarray)
+
+    def square(self, node: Any) -> None:
+        """`x ** 2` of a float64 array: NumPy runs its square loop (one product per element, its
+        warnings "in square"); other powers and scalars' (libm's pow) are refused."""
+        base, exponent = node.args
+        if type(exponent) not in (int, float) or exponent != 2:
+            raise self.refuse("a power other than ** 2")
+        x = self.value(base)
+        if not isinstance(x, VECTORS):
+            raise self.refuse("a power of a scalar")
+        self.w.ops.append("square")
+        expr = Elementwise("*", (x, x), x.lengths, self.epoch, self.scope)
+        self.w.bind(node, expr, VEC, np.ndarray)
+        if needs_temporary(node):
+            self.w.bind(node, self.materialize(expr), VEC, np.ndarray)
+
+    def copy(self, node: Any) -> None:
+        """`x.copy()` of a slice or an argument: its values now, in a temporary buffer in C order."""
+        if len(node.args) != 1:
+            raise self.refuse("copy() with an order")
+        source = self.value(node.args[0])
+        if not isinstance(source, VECTORS):
+            raise self.refuse("copy() of a value that is not an array")
+        self.w.bind(node, self.materialize(source), VEC, np.ndarray)
 
     def dot(self, node: Any, flavour: str) -> None:
         """np.dot ("dot") or `@` ("matmul") of two 1-d views: NumPy's BLAS ddot as NumPy calls it."""
         if numpy_ddot() is None:
             raise self.refuse("no BLAS ddot reproducing np.dot was found in this process")
         x, y = (self.value(a) for a in node.args)
-        if not (isinstance(x, View) and isinstance(y, View)):
+        if not (isinstance(x, View) and isinstance(y, View) and len(x.lengths) == len(y.lengths) == 1):
             raise self.refuse(f"{flavour} of values that are not 1-d slices")
-        self.check_lengths(x.length, y.length)  # NumPy raises ValueError too
+        self.check_lengths(x.lengths[0], y.lengths[0])  # NumPy raises ValueError too
         self.dots[flavour] = True
         var = self.w.var("d")
-        self.w.lines.append(f"double {var} = dyn_dot(ddot, {int(flavour == 'dot')}, {x.length}, {x.data}, {x.stride}, "
-                            f"{y.data}, {y.stride}, &{flavour}_flags, &dyn_nomem); if (dyn_nomem) goto nomem;")
+        self.w.lines.append(f"double {var} = dyn_dot(ddot, {int(flavour == 'dot')}, {x.lengths[0]}, {x.data}, "
+                            f"{x.strides[0]}, {y.data}, {y.strides[0]}, &{flavour}_flags, &dyn_nomem); "
+                            "if (dyn_nomem) goto nomem;")
         self.w.bind(node, var, "float", np.float64)
+
+    def declarations(self) -> tuple[str, str]:
+        """C code of the function's temporary buffers: (declarations, what frees them at exit)."""
+        if not self.temps:
+            return "", ""
+        return (f"    double *dyn_tmp[{self.temps}] = {{0}}; int64_t dyn_cap[{self.temps}] = {{0}};\n",
+                f"    for (int k = 0; k < {self.temps}; k++) free(dyn_tmp[k]);\n")
+
+
+def needs_temporary(node: Any) -> bool:
+    """Whether an elementwise expression must be computed where it is made rather than where it is
+    stored: it has several users, a user that is not elementwise code (a dot, a nested loop, the
+    loop's output), or a store or nested loop comes between it and its user (which could change what
+    its views read)."""
+    users = list(node.users)
+    if len(users) != 1:
+        return True
+    user = users[0]
+    lazy = user.op == "call_function" and (
+        user.target in ELEMENTWISE or (user.target is operator.setitem and user.args[2] is node)
+        or (user.target in INPLACE and user.args[1] is node and user.args[0] is not node))
+    if not lazy:
+        return True
+    between = node.next
+    while between is not None and between is not user:
+        if between.op == "call_module" or (between.op == "call_function" and (
+                between.target is operator.setitem or between.target in INPLACE)):
+            return True
+        between = between.next
+    return False
