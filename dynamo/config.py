@@ -93,6 +93,12 @@ recompiles_for_values: int = 1
 # unrolled only if its body cannot be captured.
 loop_unroll_threshold: int = 64
 
+# A backend that compiles loop nodes natively (c) unrolls a short loop that carries an array only
+# while the unrolled graph stays this small (body operations times iterations): a leapfrog step of
+# 19 operations over 50 steps unrolled to 950, 24,000 lines of C and 13 s of gcc, where the loop
+# node compiles its body once and runs as fast.
+loop_unroll_op_budget: int = 256
+
 # Calls of a new compiled version that take turns with the original code, each timed (the compiled
 # code first, its guards included); a version whose fastest call is slower than the original's
 # fastest is dropped for the original (explain says so, with both times), and a code whose every

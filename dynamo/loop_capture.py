@@ -178,7 +178,7 @@ class _PeelingIterator(VariableTracker):
         return None
 
 
-def _fuses_across_iterations(carried: dict[str, VariableTracker]) -> str | None:
+def _fuses_across_iterations(carried: dict[str, VariableTracker], body: Graph, trip: int) -> str | None:
     """Why a short loop of known length is better unrolled, for a backend that compiles loop nodes
     natively (None: keep it a loop node). There a loop node is compiled once: a C loop where the body
     works on elements and rows, else the body's kernels once, called per iteration; unrolling copies
@@ -186,7 +186,11 @@ def _fuses_across_iterations(carried: dict[str, VariableTracker]) -> str | None:
     the loop over i made a C function of 1600 lines, 12 s of gcc -O3; vadv's and jacobi_2d's time
     steps 37 s and 16 s of first call, 2.7 s and 3.4 s as loop nodes, as fast or faster per call).
     A loop that carries an array (`acc = acc * 0.5 + x * k`) is unrolled: its flat graph fuses the
-    iterations' elementwise chain into one pass over memory."""
+    iterations' elementwise chain into one pass over memory, while the unrolled graph stays within
+    config.loop_unroll_op_budget operations (decided once the body is traced: its calls inline)."""
+    operations = sum(1 for node in body.nodes if node.op in ("call_function", "call_method"))
+    if operations * trip > config.loop_unroll_op_budget:
+        return None
     for name, value in carried.items():
         if isinstance(value, ArrayVariable) and len(value.meta.shape) > 0:
             return f"carries the array {name}: unrolled (a flat graph fuses across iterations)"
@@ -268,9 +272,6 @@ class _LoopCapture:
         for counter in counters.values():
             check_fits_int64(counter, trip)
         initial = {name: self._carried_initial(name) for name in carried_names}
-        fuses = _fuses_across_iterations(initial) if self.unroll_if_fused else None
-        if fuses is not None:
-            raise UnrollInstead(fuses)
         self.carried_ints = [name for name, value in initial.items() if is_int(value)]
         self.int_bounds: dict[str, int] = {}
 
@@ -304,6 +305,9 @@ class _LoopCapture:
                 check_step(counter, counter.at(done), tx.symbolic_locals.get(name))
             next_values = [self._next_value(name, initial[name], after[name]) for name in carried_names]
         body.output(tuple(next_values))
+        fuses = _fuses_across_iterations(initial, body, int(trip)) if self.unroll_if_fused else None
+        if fuses is not None:
+            raise UnrollInstead(fuses)
         output.keep_unused_work(body)  # a temporary nobody reads is still computed (and warns) every iteration
         captured = _lift_captures(body)
         self._emit(body, initial, captured, temporaries)

@@ -73,6 +73,38 @@ def test_a_short_loop_outside_any_captured_loop_is_unrolled_for_every_backend():
         assert [count_loops(g.graph) for g in backend.graphs] == [0]
 
 
+def accelerations(pos, mass):
+    d = pos[None, :, :] - pos[:, None, :]
+    inv = mass[None, :] / ((d ** 2).sum(-1) + 1e-3) ** 1.5
+    np.fill_diagonal(inv, 0.0)
+    return (d * inv[:, :, None]).sum(1)
+
+
+def leapfrog(pos, vel, mass, dt, steps):
+    a = accelerations(pos, mass)
+    for _ in range(steps):  # short and known, carries arrays, but 19 operations per step
+        vel += 0.5 * dt * a
+        pos += dt * vel
+        a = accelerations(pos, mass)
+        vel += 0.5 * dt * a
+    return pos, vel
+
+
+def test_a_short_loop_carrying_arrays_stays_a_loop_where_unrolling_would_outgrow_the_budget():
+    rng = np.random.default_rng(4)
+    args = [(rng.standard_normal((16, 3)), np.zeros((16, 3)), rng.random(16), 1e-3, 50) for _ in range(2)]
+    native = NativeLoopsCounter()
+    run(leapfrog, native, args)
+    assert [count_loops(g.graph) for g in native.graphs] == [1]  # 50 x 19 operations: a loop node
+    assert all(len(g.graph.nodes) < 40 for g in native.graphs)
+    # within the budget, the same loop unrolls (and fuses across iterations): 5 x 19 operations
+    with dynamo.config.patch(loop_unroll_op_budget=5 * 19):
+        dynamo.reset()
+        few = NativeLoopsCounter()
+        run(leapfrog, few, [(*a[:4], 5) for a in args])
+        assert [count_loops(g.graph) for g in few.graphs] == [0]
+
+
 def test_loops_native_reads_the_trait_without_importing_a_lazy_backend():
     assert loops_native("c") and loops_native(dynamo.backends.registry.lookup_backend_deferred("c"))
     assert isinstance(dynamo.backends.registry.lookup_backend_deferred("c"), DeferredBackend)
