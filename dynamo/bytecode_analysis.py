@@ -42,7 +42,9 @@ class CodeFacts:
     read_by_calls: frozenset[str] = frozenset()  # locals every call may read (see _FRAME_READERS)
     reads_frame: bool = False  # a call may read the frame's locals by name, its temporaries too
     _depths: list[int | None] | None = None
+    _components: list[list[int]] | None = None
     _on_cycle: list[bool] | None = None
+    _first_needed: list[int] | None = None
 
     def successors(self, index: int) -> list[int]:
         inst = self.instructions[index]
@@ -74,8 +76,25 @@ class CodeFacts:
         included): it may run again after it ran. A backward jump alone does not make a loop:
         3.12 jumps back from an except clause to the shared code after the try."""
         if self._on_cycle is None:  # for every instruction at once: a frame asks once per break
-            self._on_cycle = _on_cycle(self)
+            self._on_cycle = _on_cycle(self, self.components())
         return self._on_cycle[index]
+
+    def first_needed(self, index: int) -> int:
+        """The lowest index of an instruction that may run after instruction `index` or after any
+        later one (a later one may be dead code that jumps back, as 3.12's copy of a loop's
+        condition after a `break`): a copy of the code from there on is whole, and what comes
+        before it is dead code to a function that starts at `index`."""
+        if self._first_needed is None:
+            needed = _first_reachable(self, self.components())
+            for later in range(len(needed) - 2, -1, -1):
+                needed[later] = min(needed[later], needed[later + 1])
+            self._first_needed = needed
+        return self._first_needed[index]
+
+    def components(self) -> list[list[int]]:
+        if self._components is None:
+            self._components = _components(self)
+        return self._components
 
     def bound_locals(self, start: int, bound: frozenset[str]) -> list[frozenset[str] | None]:
         """For each instruction, the plain locals bound on every path that reaches it from
@@ -144,6 +163,28 @@ def bytecode_of(code: types.CodeType) -> Bytecode:
     return trusted_bytecode(list.__iter__(source), like=source)
 
 
+def item_starts(code: types.CodeType) -> tuple[Bytecode, list[int], list[tuple[TryBegin, ...]]]:
+    """The items of bytecode_of(code) (shared: copy one before changing it), and for each index
+    i up to the number of instructions: the position of the first item after instruction i - 1
+    (instruction i's labels and try blocks come from there on) and the try blocks open there
+    (those that cover instruction i - 1). A resume function copies the code from one of them."""
+    source = _parsed(code)
+    found = getattr(source, "_dynamo_starts", None)
+    if found is None:
+        starts, blocks = [0], [()]
+        opened: list[TryBegin] = []
+        for position, item in enumerate(list.__iter__(source)):
+            if isinstance(item, Instr):
+                starts.append(position + 1)
+                blocks.append(tuple(opened))
+            elif isinstance(item, TryBegin):
+                opened.append(item)
+            elif isinstance(item, TryEnd) and opened:
+                opened.pop()
+        found = source._dynamo_starts = (starts, blocks)
+    return source, found[0], found[1]
+
+
 @lru_cache(maxsize=64)
 def analyze(code: types.CodeType) -> CodeFacts:
     instructions: list[Instr] = []
@@ -189,21 +230,26 @@ def analyze(code: types.CodeType) -> CodeFacts:
 def _derived_liveness(code: types.CodeType, facts: CodeFacts) -> list[frozenset[str]] | None:
     """A resume function's liveness from its original's (a frame with many graph breaks has as
     many resume functions, each the size of the frame): the body's is the original's, shifted,
-    and the straight-line prologue's follows in one backward pass. None: compute it in full."""
+    and the straight-line prologue's and tail's (resume.unbound_cell_read's handlers, which read
+    no locals and leave to the body's handlers) follow in one backward pass each. The original's
+    cells are free variables of the resume function, which liveness ignores as it ignores cells.
+    None: compute it in full."""
     derived = _derived_from.get(code)
     if derived is None:
         return None
     original, shift, prologue = derived
-    if original.co_cellvars or not _FRAME_READERS.isdisjoint(code.co_names):
-        return None  # cells become free variables here, calls may read locals: not the same facts
+    if not (_FRAME_READERS.isdisjoint(code.co_names) and _FRAME_READERS.isdisjoint(original.co_names)):
+        return None  # calls may read locals (the original's: in code cut from the resume function)
     base = analyze(original).live_in
-    if len(base) + shift != len(facts.instructions):
+    body_end = len(base) + shift
+    count = len(facts.instructions)
+    if body_end > count:
         return None
-    live_in: list[frozenset[str]] = [frozenset()] * prologue + base[prologue - shift:]
-    for index in range(prologue - 1, -1, -1):
+    live_in: list[frozenset[str]] = [frozenset()] * prologue + base[prologue - shift:] + [frozenset()] * (count - body_end)
+    for index in [*range(count - 1, body_end - 1, -1), *range(prologue - 1, -1, -1)]:
         successors = facts.successors(index)
-        if any(s <= index for s in successors):
-            return None  # a prologue that loops: not the straight line this pass is for
+        if any(s <= index and (index < prologue or not prologue <= s < body_end) for s in successors):
+            return None  # a loop, or a jump back: not the straight line this pass is for
         reads, writes = _reads_writes(facts.instructions[index], facts.cells)
         out = frozenset().union(*(live_in[s] for s in successors))
         live_in[index] = frozenset(reads | (out - writes))
@@ -244,16 +290,41 @@ def _liveness(facts: CodeFacts) -> list[frozenset[str]]:
     return [distinct.setdefault(live, live) for live in live_in]
 
 
-def _on_cycle(facts: CodeFacts) -> list[bool]:
-    """Whether each instruction lies on a cycle: its strongly connected component (Tarjan's
-    algorithm, without recursion) has more than one instruction, or it jumps to itself."""
+def _on_cycle(facts: CodeFacts, components: list[list[int]]) -> list[bool]:
+    """Whether each instruction lies on a cycle: its strongly connected component has more than
+    one instruction, or it jumps to itself."""
+    result = [False] * len(facts.instructions)
+    for component in components:
+        if len(component) > 1 or component[0] in facts.successors(component[0]):
+            for member in component:
+                result[member] = True
+    return result
+
+
+def _first_reachable(facts: CodeFacts, components: list[list[int]]) -> list[int]:
+    """For each instruction, the lowest index reachable from it (itself included): a component
+    comes after every component it reaches, so theirs are known when it is reached."""
+    result = list(range(len(facts.instructions)))
+    for component in components:
+        lowest = min(component)
+        for member in component:
+            for successor in facts.successors(member):
+                lowest = min(lowest, result[successor])
+        for member in component:
+            result[member] = lowest
+    return result
+
+
+def _components(facts: CodeFacts) -> list[list[int]]:
+    """The strongly connected components of the control flow (exception edges included), each
+    after every component it reaches (Tarjan's algorithm, without recursion)."""
     count = len(facts.instructions)
     successors = [facts.successors(index) for index in range(count)]
     order = [-1] * count  # discovery order
     low = [0] * count
     on_stack = [False] * count
     stack: list[int] = []
-    result = [False] * count
+    components: list[list[int]] = []
     counter = 0
     for root in range(count):
         if order[root] >= 0:
@@ -290,10 +361,8 @@ def _on_cycle(facts: CodeFacts) -> list[bool]:
                     component.append(member)
                     if member == node:
                         break
-                cyclic = len(component) > 1 or node in successors[node]
-                for member in component:
-                    result[member] = cyclic
-    return result
+                components.append(component)
+    return components
 
 
 def _stack_depths(facts: CodeFacts) -> list[int | None]:

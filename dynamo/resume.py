@@ -12,12 +12,13 @@ from __future__ import annotations
 import inspect
 import sys
 import types
+from functools import lru_cache
 
 from bytecode import CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
 
 from . import assembler
 from . import bytecode_compat as compat
-from .bytecode_analysis import analyze, assembled_from, bytecode_of, derived_from
+from .bytecode_analysis import analyze, assembled_from, bytecode_of, derived_from, item_starts
 from .resume_origins import PythonRegion, ResumeOrigin, origin_of, origins as _origins, region_codes as _region_codes
 from .sources import STACK_PREFIX
 
@@ -52,44 +53,39 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     if key in _cache:
         return _cache[key]
     facts = analyze(original)
-    source = bytecode_of(original)
+    # the code before the first instruction that can run after the target is dead here (cut
+    # with the original's prologue): a frame with many breaks would otherwise assemble and
+    # analyse its whole code again for each of them
+    first = facts.first_needed(target)
+    if after_yield and target - 1 in facts.handler:  # the pause's handler (see below)
+        first = min(first, facts.first_needed(facts.handler[target - 1]))
+    cut = max(_prologue_length(facts), first)
+    source, starts, open_blocks = item_starts(original)
     target_label = Label()
+    covering = open_blocks[target][-1] if open_blocks[target] else None  # active at the yield before `target`
+    # the try blocks open where the copy starts, emitted before its first instruction unless they
+    # end before it
+    pending: list = list(open_blocks[cut])
     body: list = []
-    index = 0
-    handlers: list = []  # the exception handlers active at the current point of the original
-    covering = None  # those active at the yield before `target`
-    prologue_length = _prologue_length(facts)
-    unbound_handlers: list = []  # the code after the body that raises a cell's UnboundLocalError
-    region: dict = {}  # the original's TryBegin -> the one the body has open now (split by cell reads)
-    for item in list.__iter__(source):  # (a Bytecode's own __iter__ checks every item)
+    first_instr = starts[cut + 1] - 1
+    begun: list = []  # blocks that begin at the first instruction
+    for item in list.__getitem__(source, slice(starts[cut], first_instr)):
+        if isinstance(item, TryEnd) and item.entry in pending:
+            pending.remove(item.entry)
+            continue
         if isinstance(item, TryBegin):
-            handlers.append(item)
-            region[item] = item
-        elif isinstance(item, TryEnd) and handlers:
-            handlers.pop()
-            item = TryEnd(region.pop(item.entry, item.entry))
-        if isinstance(item, Instr):
-            if index == target - 1:
-                covering = handlers[-1] if handlers else None
-            if index == target:
-                body.append(target_label)
-            index += 1
-            if index <= prologue_length:
-                continue  # the new prologue below replaces the original one
-            if item.name in ("LOAD_DEREF", "DELETE_DEREF") and isinstance(item.arg, CellVar):
-                enclosing = handlers[-1] if handlers else None
-                opened = region.get(enclosing) if enclosing is not None else None
-                body += unbound_cell_read(item, opened, facts.stack_depth(index - 1) or 0, unbound_handlers)
-                if opened is not None:
-                    region[enclosing] = body[-1]
-                continue
-            if isinstance(item.arg, CellVar):  # a cell of the original is passed in the closure
-                item = item.copy()
-                item.arg = FreeVar(item.arg.name)
-            elif item.name == "LOAD_FAST" and item.arg in original.co_cellvars:
-                item = item.copy()  # 3.13 loads an argument's cell (for a closure) by its bare name
-                item.arg = FreeVar(item.arg)
+            begun.append(item)
         body.append(item)
+    body += pending
+    unbound_handlers: list = []  # the code after the body that raises a cell's UnboundLocalError
+    at_target = starts[target + 1] - 1
+    if not original.co_cellvars:  # the instructions as they are, the target labelled
+        body += list.__getitem__(source, slice(first_instr, at_target))
+        body.append(target_label)
+        body += list.__getitem__(source, slice(at_target, None))
+    else:
+        body += _with_cells_free(original, facts, source, first_instr, cut, at_target, target_label,
+                                 pending + begun, unbound_handlers)
     body += unbound_handlers
     lineno = line_at(facts, target, original.co_firstlineno)
     free = [name for name, _ in closure_names(original)]
@@ -147,12 +143,52 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     result = assembler.to_code(resumed, stacksize=original.co_stacksize + 3, compute_exception_stack_depths=False)
     assembled_from(result, resumed)
     _cache[key] = result
-    # the new prologue replaces the original's and adds the stack loads and the jump
+    # the new prologue replaces the original's and the dead code before `cut`
     prologue_instrs = sum(isinstance(item, Instr) for item in prologue)
-    shift = prologue_instrs - _prologue_length(facts)
+    shift = prologue_instrs - cut
     _origins[result] = ResumeOrigin(original, shift, facts.in_loop(target), target, target in facts.in_user_region)
     derived_from(result, original, shift, prologue_instrs)
     return result
+
+
+def _with_cells_free(original: types.CodeType, facts, source: list, start: int, index: int, at_target: int,
+                     target_label: Label, opened: list, unbound_handlers: list) -> list:
+    """The items of `source` from position `start` (instruction `index`) on, for a resume
+    function where the original's cells are free variables: a cell read that may find it unbound
+    raises the plain function's error (unbound_cell_read, its handlers added to
+    `unbound_handlers`); `target_label` before the item at `at_target`. `opened`: the try blocks
+    open at `start`."""
+    body: list = []
+    handlers: list = list(opened)  # the exception handlers active at the current point of the original
+    region: dict = {block: block for block in opened}  # the original's TryBegin -> the one open now
+    cells = original.co_cellvars
+    for position in range(start, len(source)):
+        item = list.__getitem__(source, position)
+        if position == at_target:
+            body.append(target_label)
+        if isinstance(item, TryBegin):
+            handlers.append(item)
+            region[item] = item
+        elif isinstance(item, TryEnd) and handlers:
+            handlers.pop()
+            item = TryEnd(region.pop(item.entry, item.entry))
+        elif isinstance(item, Instr):
+            index += 1
+            if item.name in ("LOAD_DEREF", "DELETE_DEREF") and isinstance(item.arg, CellVar):
+                enclosing = handlers[-1] if handlers else None
+                block = region.get(enclosing) if enclosing is not None else None
+                body += unbound_cell_read(item, block, facts.stack_depth(index - 1) or 0, unbound_handlers)
+                if block is not None:
+                    region[enclosing] = body[-1]
+                continue
+            if isinstance(item.arg, CellVar):  # a cell of the original is passed in the closure
+                item = item.copy()
+                item.arg = FreeVar(item.arg.name)
+            elif item.name == "LOAD_FAST" and item.arg in cells:
+                item = item.copy()  # 3.13 loads an argument's cell (for a closure) by its bare name
+                item.arg = FreeVar(item.arg)
+        body.append(item)
+    return body
 
 
 def unbound_cell_read(inst: Instr, opened: TryBegin | None, depth: int | None, handlers: list) -> list:
@@ -222,8 +258,14 @@ def cells_not_resumable(code: types.CodeType) -> str | None:
     comprehension that captures its variable in a closure saves and restores that cell through
     the slot it shares with a local name, which a resume function (whose cells are free
     variables) does not have."""
-    original, _ = origin_of(code)
+    return _captured_comprehension_cell(origin_of(code)[0])
+
+
+@lru_cache(maxsize=64)  # asked at every break of a frame
+def _captured_comprehension_cell(original: types.CodeType) -> str | None:
     cells = set(original.co_cellvars)
+    if not cells:
+        return None
     for inst in analyze(original).instructions:
         if "FAST" not in inst.name or inst.name == "LOAD_FAST":
             continue
