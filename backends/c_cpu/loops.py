@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ...fx_ir import ForLoop, GraphModule
+from ...fx_ir import ForLoop, GraphModule, WhileLoop
 from ..kernel_ir import specialize
 from .blas import numpy_ddot
 from .loop_codegen import Refused, loop_source
@@ -185,6 +185,11 @@ def loop_counts(run: Any) -> tuple[int, int]:
         inner_native, inner_python = loop_counts(candidate)
         native, python = native + inner_native, python + inner_python
     for value in getattr(run, "__globals__", {}).values():
+        if isinstance(value, WhileLoop) and isinstance(value.run_body, CompiledBody):
+            for program in value.run_body.programs.values():  # a while loop's compiled body: its for loops
+                inner_native, inner_python = loop_counts(program)
+                native, python = native + inner_native, python + inner_python
+            continue
         if not isinstance(value, ForLoop) or not isinstance(value.run_loop, NativeLoop):
             continue
         entries = [e for e in value.run_loop.compiled.values() if e is not None]

@@ -55,6 +55,16 @@ def _filled(fn: Any) -> Any:
     return infer
 
 
+def _ndarray(shape: Any, dtype: Any = float, buffer: Any = None, offset: Any = 0, strides: Any = None,
+             order: Any = None) -> TensorMeta:
+    """np.ndarray(shape, dtype) as a constructor: np.empty's fresh, uninitialised array (over a buffer
+    or with strides it is a view of other memory: not captured)."""
+    if buffer is not None or strides is not None or offset != 0:
+        raise UnsupportedArguments("np.ndarray over a buffer, at an offset or with strides")
+    dims = creation_shape(shape)
+    return _result(probe(np.empty, _ones_of(dims), dtype, order or "C"), dims)
+
+
 def _full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *, like: Any = None,
           **kwargs: Any) -> TensorMeta:
     _check_like(like)
@@ -317,6 +327,7 @@ def _register() -> None:
              for fn, filled in ((np.zeros_like, False), (np.ones_like, False),
                                 (np.empty_like, False), (np.full_like, True))]
     rows += [
+        OpInfo("numpy.ndarray", OpKind.CREATION, (np.ndarray,), _ndarray, nondeterministic=True),
         OpInfo("numpy.full", OpKind.CREATION, (np.full,), _full),
         OpInfo("numpy.arange", OpKind.CREATION, (np.arange,), _arange),
         OpInfo("numpy.linspace", OpKind.CREATION, (np.linspace,), _linspace_like(np.linspace)),

@@ -155,3 +155,20 @@ def test_overflow_in_a_2d_update_warns_as_numpy_does():
         got = compiled(A.copy(), 3)
     assert bits(got) == bits(expected)
     assert sorted({str(w.message) for w in our_w}) == sorted({str(w.message) for w in plain_w})
+
+
+def test_while_loop_body_runs_compiled_with_its_for_loop_as_c():
+    def relax(u, tol):
+        diff = 1.0
+        steps = 0
+        while diff > tol:  # data-dependent: a while loop node, its body compiled by backend c
+            un = u.copy()
+            for q in range(3):
+                u[1:-1, 1:-1] = 0.25 * (u[1:-1, 2:] + u[1:-1, :-2] + u[2:, 1:-1] + u[:-2, 1:-1])
+            u[0, :] = u[1, :]
+            diff = (np.sum(u) - np.sum(un)) / np.sum(u)
+            steps += 1
+        return steps, u
+    rec = run_both(relax, [(rng.random((12, 12)), 1e-3), (rng.random((12, 12)), 1e-4), (rng.random((12, 12)), 1e-2)])
+    runs = native_runs(rec)
+    assert runs and sum(runs) > 3  # the inner loop ran as C in every iteration of every call

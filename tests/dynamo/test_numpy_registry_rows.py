@@ -91,6 +91,7 @@ CASES = {
     "numpy.zeros": (lambda: np.zeros((2, 3)), [()]),
     "numpy.ones": (lambda: np.ones(4, np.int8), [()]),
     "numpy.empty": (lambda: np.empty((2, 0)), [()]),
+    "numpy.ndarray": (lambda: np.ndarray((2, 0), dtype=np.float32), [()]),
     "numpy.zeros_like": (lambda a: np.zeros_like(a), [(F64,)]),
     "numpy.ones_like": (lambda a: np.ones_like(a), [(I64,)]),
     "numpy.empty_like": (lambda a: np.empty_like(a).shape, [(F64,)]),

@@ -135,6 +135,20 @@ def test_empty_is_created_with_the_right_shape_and_dtype():
     check(f, (F64,), (I64,))
 
 
+def test_ndarray_constructor_is_an_empty_array_in_the_graph():
+    def f(a):
+        I, J = a.shape
+        col = np.ndarray((I, J), dtype=a.dtype)  # NPBench vadv: np.empty's uninitialised array
+        col[:] = a * 2
+        row = np.ndarray(J)
+        row[...] = 3
+        return col + 1, row
+
+    check(f, (F64,), (I64,))
+    # over a buffer it is a view of other memory: that runs in Python
+    check(lambda a: np.ndarray((2,), dtype=a.dtype, buffer=a) + 1, (F64,), graph=False)
+
+
 def test_like_functions_follow_the_argument():
     def f(a):
         return (np.zeros_like(a), np.ones_like(a, dtype=np.float32), np.full_like(a, 3), np.full_like(a, 0.5, dtype=float),
