@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import sympy
@@ -15,7 +15,7 @@ import sympy
 from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, walk
 from ..kernel_ir.exprs import format_expr, is_index_var, reduction_identity, substitute
 from ..kernel_ir.values import is_symbolic
-from .emitters import EMITTERS, c_type, dtype_key, literal, storage_type, unsigned_of, uses_numpy_loop
+from .emitters import EMITTERS, QUIET_OPS, c_type, dtype_key, literal, storage_type, unsigned_of, uses_numpy_loop
 from .pairwise import last_axis_inputs, pairwise_kind, write_sum
 from .tiles import NumpyLoop, TiledLevel, numpy_loop_of
 
@@ -114,6 +114,17 @@ def op_identity(e: Expr) -> str:
         return _INDEX_NAME.sub("_", format_expr(same))
     except RecursionError:
         return f"#{id(e)}"
+
+
+def op_shape(e: Expr) -> str:
+    """The computation without its indices: the same ops on the same buffers and constants."""
+    try:
+        return _LOAD_INDEX.sub("[*]", op_identity(e))
+    except RecursionError:
+        return f"#{id(e)}"
+
+
+_LOAD_INDEX = re.compile(r"\[[^\[\]]*(\[[^\[\]]*\][^\[\]]*)*\]")
 _ORDERED = ("dyn_isless", "dyn_isgreater", "dyn_max_f", "dyn_min_f", "dyn_cast_f")
 
 
@@ -126,6 +137,7 @@ class KernelWriter:
         self.k = kernel
         self.op_origins = op_origins or {}
         self.origins: list[tuple[int, ...]] = []
+        self._by_identity: dict[Callable[[Expr], str], dict[str, tuple[int, ...]]] = {}
         self.buffers = buffers
         self.size_sources = sizes
         self.checked = checked
@@ -230,6 +242,8 @@ class KernelWriter:
             self.numpy_call(e, indent)
         elif isinstance(e, Op):
             args = [self.operand(a) for a in e.args]
+            if e.name == "where" and not self.checked:
+                self.keep_unselected(e, indent)
             text = EMITTERS[e.name](args, [a.dtype for a in e.args], e.dtype)
             self.names[id(e)] = self.emit(c_type(e.dtype), text, indent)
             if self.checked:
@@ -238,6 +252,21 @@ class KernelWriter:
             self.reduce_once(e, indent)
         else:
             raise NotImplementedError(type(e).__name__)
+
+    def keep_unselected(self, e: Op, indent: str) -> None:
+        """NumPy computes both operands of `where` for every element; C would compute only the selected
+        one: GCC sinks a float op into the branch that selects it, drops one never selected (a value
+        partly overwritten in the kernel, `a //= a; a[1:] = 200`, fuzz seed 1020367; `0.1 / a` wholly
+        overwritten, 1007609) or masks it (AVX-512), and its flags go missing. Each float op operand is
+        pinned as computed (the checked variant pins every value already), but a concatenate's piece:
+        its loads are clamped into the piece, whose every element some output selects (and pinned, the
+        loop would no longer vectorize: np.concatenate([a * 2.0, b / 3.0]) took 1.3x the time)."""
+        for a in e.args[1:]:
+            if isinstance(a, (Op, Reduce)) and a.dtype.kind == "f" and getattr(a, "name", "") not in QUIET_OPS:
+                loads = [x for x in walk([a]) if isinstance(x, Load)]
+                if loads and all(x.index.has(sympy.Min, sympy.Max) for x in loads):
+                    continue
+                self.lines.append(f"{indent}DYN_KEEP({self.operand(a)});")
 
     def numpy_call(self, e: Op, indent: str) -> None:
         """NumPy's loop for one value (a call with one element: values outside a tiled loop)."""
@@ -257,7 +286,21 @@ class KernelWriter:
         self.lines.append(f"{indent}DYN_CHECK({len(self.ops)}, {value or self.names[id(e)]});")
         self.ops.append(name)
         self.op_keys.append(op_identity(e))
-        self.origins.append(self.op_origins.get(e, ()))
+        self.origins.append(self.op_origins.get(e) or self.origins_by_identity(op_identity, e)
+                            or self.origins_by_identity(op_shape, e))
+
+    def origins_by_identity(self, identity: Callable[[Expr], str], e: Expr) -> tuple[int, ...]:
+        """The graph nodes of an op computed at other indices than its node's value: inlined into a
+        reduction it runs at the reduction's variable (fuzz seed 1020200: `v % w` inlined into a matmul's
+        sum and stored for a later read warned twice, once without its node), into a concatenate's
+        branches at shifted indices (1020342). By `identity`, an ambiguous one (two nodes) gives none."""
+        table = self._by_identity.get(identity)
+        if table is None:
+            found: dict[str, set[tuple[int, ...]]] = {}
+            for expr, positions in self.op_origins.items():
+                found.setdefault(identity(expr), set()).add(tuple(positions))
+            table = self._by_identity[identity] = {key: next(iter(ps)) for key, ps in found.items() if len(ps) == 1}
+        return table.get(identity(e), ())
 
     def reduce_once(self, r: Reduce, indent: str) -> None:
         """A reduction, or the accumulator of the same one (up to its variables' names) computed at an
@@ -567,6 +610,12 @@ class KernelWriter:
 
 # one value through NumPy's loop: the flags raised so far are kept first (NumPy's loops may clear them)
 CALL_MACROS = r"""
+/* a float value the program computes whatever selects it afterwards (its flags are NumPy's) */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define DYN_KEEP(v) __asm__ volatile("" : : "x"(v))
+#else
+#define DYN_KEEP(v) __asm__ volatile("" : : "g"(v))
+#endif
 #define DYN_NP_CALL1(fn, a, out) do { char *args_[2] = {(char *)&(a), (char *)&(out)}; \
     const intptr_t n_ = 1, steps_[2] = {0, 0}; fpflags |= fetestexcept(DYN_FLAGS); \
     fn(args_, &n_, steps_, fn##_data); } while (0)

@@ -258,6 +258,12 @@ SUPPORTED_OPS = frozenset(EMITTERS) | frozenset(
     name for name, u in vars(np).items() if isinstance(u, np.ufunc) and u.nout == 1 and u.signature is None)
 
 
+# ops that never set a floating-point flag
+QUIET_OPS = frozenset({"where", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal", "equal",
+                       "not_equal", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_xor",
+                       "logical_not", "positive", "absolute", "negative", "sign"})
+
+
 def uses_numpy_loop(name: str, arg_dtypes: Sequence[np.dtype], out: np.dtype) -> bool:
     """Whether the C code calls NumPy's own loop for this op (no exact C expression for its bits)."""
     if name not in EMITTERS:

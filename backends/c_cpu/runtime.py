@@ -20,6 +20,7 @@ from ...fx_ir.user_lines import compile_at_user_lines
 from ..kernel_ir import HostStep, Kernel, Program, Ref
 from ..kernel_ir.values import is_symbolic
 from .codegen import KernelSource, SizeSource
+from .emitters import QUIET_OPS
 from .loops import CompiledBody, native_loop
 from .pairwise import layout_ok
 
@@ -42,25 +43,25 @@ def call_native_function() -> Callable[..., int]:
 def report_fp(reports: list[tuple[Any, ...]], fe_bits: tuple[int, int, int, int], stacklevel: int,
               seen: dict[tuple[Any, ...], int], where: Callable[[Any], tuple[str, int, dict[str, Any]] | None]
               = lambda node: None) -> None:
-    """As NumPy does after each ufunc call: per (ufunc name, raised flags[, graph node]), per category in
-    NumPy's order, what np.errstate says: ignore, warn, raise, call, print or log. `seen` counts what
-    earlier kernels of this run reported: a value two kernels compute (each inlines it) is reported once;
-    once per graph node where the report names it (identical nodes are one computation). A warning of
-    a graph node is shown at that node's line of the program, as NumPy's (`where(node)`: file, line and
-    the globals whose registry and name the warnings filters read), else `stacklevel` frames up."""
+    """As NumPy does after each ufunc call: per (kernel, ufunc name, raised flags[, graph node]), per
+    category in NumPy's order, what np.errstate says: ignore, warn, raise, call, print or log. `seen`
+    counts what kernels of this run reported: a value two kernels compute (each inlines it) is reported
+    once; once per graph node where the report names it (identical nodes are one computation). A warning
+    of a graph node is shown at that node's line of the program, as NumPy's (`where(node)`: file, line
+    and the globals whose registry and name the warnings filters read), else `stacklevel` frames up."""
     modes: dict[str, object] = dict(np.geterr())
-    here: dict[tuple[Any, ...], int] = {}
-    if reports and all(len(r) == 3 for r in reports):
-        reports = sorted(reports, key=lambda r: r[2])   # in the program's order, as NumPy runs them
-    for name, flags, *node in reports:
+    here: dict[tuple[Any, ...], int] = {}   # per kernel
+    if reports and all(len(r) == 4 for r in reports):
+        reports = sorted(reports, key=lambda r: r[3])   # in the program's order, as NumPy runs them
+    for kernel, name, flags, *node in reports:
         for (category, label, numpy_bit), bit in zip(FP_CATEGORIES, fe_bits):
             if not flags & bit:
                 continue
             key = (name, category, *node)
-            here[key] = here.get(key, 0) + 1
-            if here[key] <= seen.get(key, 0):
+            here[(kernel, key)] = count = here.get((kernel, key), 0) + 1
+            if count <= seen.get(key, 0):
                 continue
-            seen[key] = here[key]
+            seen[key] = count
             if node:   # the op inlined elsewhere at other indices (its node not known there) counts it too
                 seen[(name, category)] = seen.get((name, category), 0) + 1
             mode = modes[category]
@@ -87,6 +88,18 @@ def report_fp(reports: list[tuple[Any, ...]], fe_bits: tuple[int, int, int, int]
                 np.geterrcall().write(f"Warning: {message}\n")  # type: ignore[union-attr]
 
 
+class RunFlags:
+    """One run's floating-point reports: what was warned (`seen`, see report_fp) and what kernels raised
+    since the last NumPy step, not yet warned (`pending`)."""
+
+    __slots__ = ("seen", "pending", "kernels")
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[Any, ...], int] = {}
+        self.pending: list[tuple[Any, ...]] = []
+        self.kernels = 0   # kernel calls that raised flags: reports are counted per kernel call
+
+
 class FlagReporter:
     """What a kernel that raised flags tells the user: which of its ops raised them (from the checked
     variant, rerun on the same arrays when the kernel reads nothing it writes), as NumPy would."""
@@ -101,13 +114,12 @@ class FlagReporter:
         self.checked = checked  # -> {kernel name: (address, op names, op keys, graph nodes)}, compiled on first use
         self.fe_bits = fe_bits
 
-    def __call__(self, index: int, flags: int, arrays: tuple[Any, ...],
-                 seen: dict[tuple[Any, ...], int] | None) -> dict[tuple[Any, ...], int]:
-        seen = {} if seen is None else seen
+    def __call__(self, index: int, flags: int, arrays: tuple[Any, ...], state: RunFlags | None) -> RunFlags:
+        state = RunFlags() if state is None else state
         modes: dict[str, object] = dict(np.geterr())
-        if all(modes[category] == "ignore" for (category, _, _), bit in zip(FP_CATEGORIES, self.fe_bits)
-               if flags & bit):
-            return seen  # nothing to say (underflow, NumPy's default 'ignore', or the caller's errstate)
+        actions = [modes[category] for (category, _, _), bit in zip(FP_CATEGORIES, self.fe_bits) if flags & bit]
+        if all(action == "ignore" for action in actions):
+            return state  # nothing to say (underflow, NumPy's default 'ignore', or the caller's errstate)
         ks = self.kernels[index]
         kernel = self.program.kernels[index]
         reports: list[tuple[Any, ...]]
@@ -130,14 +142,35 @@ class FlagReporter:
                     entry = merged.setdefault(key, [name, 0, set()])
                     entry[1] |= raised
                     entry[2].update(nodes)
-            reports = []
+            # one report per graph node: an op computed at other indices too (inlined into a concatenate's
+            # branches) is the node's one NumPy call (fuzz seed 1020342: `v ** 0.1` warned three times)
+            by_node: dict[tuple[Any, ...], int] = {}
             for name, raised, nodes in merged.values():
-                reports.extend([(name, raised, node) for node in sorted(nodes)] or [(name, raised)])
+                for node in sorted(nodes):
+                    by_node[(name, node)] = by_node.get((name, node), 0) | raised
+            reports = [(name, raised, node) for (name, node), raised in by_node.items()]
+            reports += [(name, raised) for name, raised, nodes in merged.values() if not nodes]
             if not reports:
                 reports = self.attribute(ks.name, flags)
-        # the runner's frame: its line is the kernel's in the program (compile_at_user_lines)
-        report_fp(reports, self.fe_bits, stacklevel=3, seen=seen, where=self.where)
-        return seen
+        state.kernels += 1
+        reports = [(state.kernels, *report) for report in reports]
+        if all(action in ("ignore", "warn") for action in actions):
+            # warned at the next NumPy step or the end, with the kernels' since, in the program's order:
+            # a kernel may run an op the program runs later first (fuzz seed 1006984: an unread `//`
+            # before the multiplications stored into a global at the end)
+            state.pending.extend(reports)
+            return state
+        # raise, call, print or log: now, after what earlier kernels found (the runner's frame: its line is
+        # the kernel's in the program, compile_at_user_lines)
+        reports, state.pending = state.pending + reports, []
+        report_fp(reports, self.fe_bits, stacklevel=3, seen=state.seen, where=self.where)
+        return state
+
+    def flush(self, state: RunFlags) -> None:
+        """Warns what the kernels since the last NumPy step raised (before the next one, or the return)."""
+        if state.pending:
+            reports, state.pending = state.pending, []
+            report_fp(reports, self.fe_bits, stacklevel=3, seen=state.seen, where=self.where)
 
     def where(self, node: int) -> tuple[str, int, dict[str, Any]] | None:
         line = self.node_lines.get(node)
@@ -146,23 +179,27 @@ class FlagReporter:
     def attribute(self, name: str, flags: int) -> list[tuple[Any, ...]]:
         """Without a rerun: each raised flag is reported for the kernel's first op that can raise it
         (a division by zero only by an op that divides: fuzz seed 1007127, `v %= w` after a cast blamed
-        the cast)."""
-        fn_ops = self.checked()[name + "_checked"][1]
-        can_raise = [op for op in fn_ops if op not in QUIET_OPS]
-        by_op: dict[str, int] = {}
+        the cast), and for that op's graph nodes, as a rerun reports them: a report without its node
+        does not match another kernel's of the same op (fuzz seeds 1010085, a `//` lost, and 1020200,
+        a `%` warned twice)."""
+        _, fn_ops, _, origins = self.checked()[name + "_checked"]
+        can_raise = [k for k, op in enumerate(fn_ops) if op not in QUIET_OPS]
+        by_op: dict[int, int] = {}
         for bit in self.fe_bits:
             if not flags & bit:
                 continue
-            fitting = [op for op in can_raise if bit != self.fe_bits[0] or op in DIVIDING_OPS] or can_raise
-            op = fitting[0] if fitting else (fn_ops[0] if fn_ops else name)
-            by_op[op] = by_op.get(op, 0) | bit
-        return list(by_op.items())
+            fitting = [k for k in can_raise if bit != self.fe_bits[0] or fn_ops[k] in DIVIDING_OPS] or can_raise
+            k = fitting[0] if fitting else (0 if fn_ops else -1)
+            by_op[k] = by_op.get(k, 0) | bit
+        reports: list[tuple[Any, ...]] = []
+        for k, raised in by_op.items():
+            op = fn_ops[k] if k >= 0 else name
+            nodes = sorted(origins[k]) if k >= 0 and k < len(origins) else []
+            reports.extend([(op, raised, node) for node in nodes] or [(op, raised)])
+        return reports
 
 
-# ops that never set a floating-point flag, and those that can raise division by zero
-QUIET_OPS = frozenset({"where", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal", "equal",
-                       "not_equal", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_xor",
-                       "logical_not", "positive", "absolute", "negative", "sign"})
+# ops that can raise division by zero
 DIVIDING_OPS = frozenset({"divide", "true_divide", "floor_divide", "remainder", "fmod", "divmod", "reciprocal",
                           "log", "log2", "log10", "log1p", "power", "float_power", "arctanh"})
 
@@ -272,6 +309,8 @@ class RunnerWriter:
                 body.append(f"if _f: _seen = _fp({kernel_index}, _f, ({arglist},), _seen)")
                 kernel_index += 1
             else:
+                if program.kernels:
+                    body.append("if _seen is not None: _fp.flush(_seen)")
                 self.host_step(step)
                 if step.result is not None:
                     allocated.add(step.result)
@@ -281,6 +320,8 @@ class RunnerWriter:
             done = sorted(name for name in allocated if last_use.get(name) == index and name not in kept)
             if done:
                 body.append("del " + ", ".join(f"v_{name}" for name in done))
+        if program.kernels:
+            body.append("if _seen is not None: _fp.flush(_seen)")
         body.append(f"return {self.expr(program.output)}")
         self.globals["_host"] = host_array
         return f"def run({params}):\n" + "".join(f"    {line}\n" for line in body)

@@ -21,6 +21,7 @@ from ...fx_ir import Graph, GraphModule, Node, TensorMeta, effects, map_aggregat
 from ...fx_ir.ops import OpKind, lookup_attribute, lookup_function, lookup_method
 from .exprs import Expr, Op, Reduce, index_var, loads, substitute, walk
 from .program import HostStep, Kernel, Program, Ref
+from .program_order import computes, realize_earlier_work, realize_unread
 from .scheduling import NeedsRealize, PendingStore, build_kernel, shared_costly
 from .values import Buffer, TensorValue, buffer_value, sizes
 
@@ -148,6 +149,7 @@ class Lowerer:
         # NumPy steps whose result may share memory with their arguments (np.flip, np.atleast_2d,
         # out=): the buffers under those arguments, so a write through either side reaches the other
         self.host_aliases: dict[Node, set[str]] = {}
+        self.host_views: dict[Node, tuple[Any, str]] = {}   # a view's NumPy object: (its base's value, name)
         self.position = {n: k for k, n in enumerate(self.graph.nodes)}
         self.current: Node | None = None
         self._reduce_vars: dict[tuple[Any, ...], sympy.Symbol] = {}
@@ -389,34 +391,11 @@ class Lowerer:
     # -- NumPy steps -------------------------------------------------------------------------------
 
     def realize_unread(self, at: Node) -> None:
-        """Work nobody reads still runs, as in NumPy (before `at`, the output): its floating-point
-        warnings are the program's; unread work is also run before a NumPy step writes what it reads
-        (realize_readers)."""
-        if self.check is None:
-            return
-        for n in self.graph.nodes:
-            if n is at:
-                break
-            # an unread in-place result (`v //= v` as the last use of v) is its root's new value
-            root = self.root.get(n, n)
-            value = self.env.get(root)
-            if n.users or root.op == "placeholder" or not isinstance(value, TensorValue) or value.buffer is not None:
-                continue
-            # an unread view (`(1 // m).reshape(-1)`, fuzz seed 1008824): the value it views was computed
-            while isinstance(base := value.notes.get("view_of"), Node):
-                root = self.root.get(base, base)
-                value = self.env.get(root)
-                if not isinstance(value, TensorValue) or value.buffer is not None:
-                    break
-            if isinstance(value, TensorValue) and value.buffer is None and "view_of" not in value.notes \
-                    and root.op != "placeholder" and self.computes(value):
-                self.realize(root)
+        realize_unread(self, at)
 
     @staticmethod
     def computes(value: TensorValue) -> bool:
-        """Whether the value runs an operation (which may warn), not only reads memory."""
-        xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
-        return any(isinstance(e, (Op, Reduce)) for e in walk([value.at(xs)]))
+        return computes(value)
 
     def write_back_inputs(self) -> None:
         """Stores functionalized writes to inputs into the inputs: at the end of the graph, and before a
@@ -454,6 +433,7 @@ class Lowerer:
         if written:   # lazy values still reading the inputs' old contents are stored first
             self.realize_readers(written, node)
             self.write_back_inputs()
+        realize_earlier_work(self, node)   # stored with the step's arguments, in one kernel where they fit
         args = map_arg(node.args, self.host_argument)
         kwargs = map_arg(node.kwargs, self.host_argument)
         mutated = self.mutated_buffers(node)
@@ -529,7 +509,12 @@ class Lowerer:
         if isinstance(base, Node) and base in self.env:
             # (also a view that changes nothing, np.broadcast_to(a, a.shape) or a[...]: a new array object,
             # read-only for broadcast_to, not `a` itself; fuzz seeds 1002394, 1003873)
-            # a view stays a view: NumPy takes it of the base's memory, so writes through it land there
+            # a view stays a view: NumPy takes it of the base's memory, so writes through it land there;
+            # one object per view node (fuzz seed 1061064: np.atleast_2d(v) returns v itself, and v
+            # returned beside it was another view object)
+            made = self.host_views.get(node)
+            if made is not None and made[0] is self.env[base]:
+                return Ref(made[1])
             args = map_arg(self.view_args(node), self.host_ref)
             kwargs = map_arg(node.kwargs, self.host_ref)
             name = self.fresh_name(f"{node.name}_view")
@@ -537,6 +522,7 @@ class Lowerer:
             call = ("method", node.target) if node.op == "call_method" else ("function", node.target)
             self.flush()
             self.steps.append(HostStep(node.name, call, args, kwargs, name, "a view of host memory"))
+            self.host_views[node] = (self.env[base], name)
             return Ref(name)
         for shared in shared_costly(self, node):  # stored with it: later kernels load them
             self.realize(shared)
@@ -608,13 +594,29 @@ class Lowerer:
                 continue  # an in-place result: its value is its root's
             # unread work runs too, before the write as in NumPy (fuzz seed 1004484: three unread `a // a`
             # computed after out= wrote zeros into a warned three times)
-            unread = not node.users and self.check is not None and self.computes(value)
-            if not self.used_from(node, here) and node is not at and not unread:
+            unread = self.unread(node) and self.check is not None and self.computes(value)
+            if not self.read_from(node, here) and node is not at and not unread:
                 continue
             xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
             if {ld.buffer for ld in loads([value.at(xs)])} & buffers:
                 self.realize(node)
         self.flush()
+
+    def in_place_family(self, node: Node) -> list[Node]:
+        """The node and its in-place results (`v //= 3` of v): each reads the value the root holds."""
+        return [node] + [n for n, r in self.root.items() if r is node and n is not node]
+
+    def unread(self, node: Node) -> bool:
+        """Whether nothing reads the root's value: its users are its in-place results and writes into it."""
+        family = self.in_place_family(node)
+        return all(user in family or (_is_mutation(user) and user.args[:1] == (n,) and not user.users)
+                   for n in family for user in n.users)
+
+    def read_from(self, node: Node, here: int) -> bool:
+        """Whether the root's value is read at `here` or later, through it or an in-place result of it
+        (fuzz seed 1010085: `v5 = a1 + 1.0; v5 //= 3; a1 //= s` then a NumPy step: v5, read only through
+        its `//=`, was computed after a1 was written, from the new a1)."""
+        return any(self.used_from(n, here) for n in self.in_place_family(node))
 
     def used_from(self, node: Node, here: int) -> bool:
         """Whether the node's value is read at position `here` or later, itself or through a view of it

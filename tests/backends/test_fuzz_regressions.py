@@ -258,6 +258,23 @@ def run_recorded(fn, args):
             [describe(a, args) for a in args])
 
 
+def in_place_result_read_after_its_source_is_written(a, s):
+    # fuzz seed 1010085, backend c: v, read only through its `//=`, was computed after the NumPy step
+    # had the write into `a` stored, so from the new `a` (wrong values; and its warning came second)
+    v = a + 1.0
+    v //= 3
+    a //= s
+    w = np.ones_like(a, dtype=np.complex128)
+    return v, w
+
+
+def view_returned_with_its_atleast_2d(a):
+    # fuzz seed 1061064, backend c: np.atleast_2d(v) of a 2-d view is v itself; each reference to the
+    # view made another view object on the host, so the two results were not the same object
+    v = a.copy().reshape(-1, 1)
+    return [v, np.atleast_2d(v)]
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("program, make_args", [
     (square_then_masked_setitem, lambda: (np.array([[1.5], [3.0], [-2.0], [0.5]], np.float32), 9)),
@@ -270,6 +287,7 @@ def run_recorded(fn, args):
     (views_that_change_nothing, lambda: (np.array([[4], [5]], np.int32),)),
     (many_unrolled_scalar_reads, lambda: (np.arange(-4, 21, dtype=np.int8).reshape(5, 5),)),
     (in_place_through_a_read_only_view_of_itself, lambda: (np.array([[1, 2], [3, 0]]),)),
+    (in_place_result_read_after_its_source_is_written, lambda: (np.array([1.0, 5.0, 9.0, np.inf]), 2.0)),
 ])
 def test_fuzzer_found_write_order_and_views(backend, program, make_args):
     dynamo.reset()
@@ -328,6 +346,64 @@ def unread_view_of_a_division(m):
     (1 // m).reshape(-1)
 
 
+def transposed_unread_division(a):
+    # fuzz seed 1049786 (eager, numpy): the division was read only by its transpose, which nobody read;
+    # dead code elimination dropped both, and the 'invalid value' warning with them
+    v = np.floor_divide(float("inf"), a)
+    w = v.T  # noqa: F841 - unread, as in the program found
+
+
+def sum_then_two_in_place_divisions(a, s):
+    # fuzz seed 1010085, backend c: `a //= s` (a kernel that reads what it writes: its flags are not
+    # found by a rerun) reported floor_divide without its graph node, which did not count apart from
+    # the `//=` of the sum, reported with its node: one warning for two
+    v = sum(a for _ in range(3))
+    a //= s
+    v //= 3
+
+
+def remainder_inlined_into_a_dot(a):
+    # fuzz seed 1020200, backend c: the `%` inlined into the dot's sum runs at the reduction's index
+    # variable, an expression without its node, and warned again besides the stored `%`'s report
+    m = np.where(a, a, 9) % a
+    return m @ np.where(a < 2, a, 9), m
+
+
+def power_inlined_into_a_concatenate(a, b):
+    # fuzz seed 1020342, backend c: the power, inlined in both branches of the concatenate at shifted
+    # indices, warned twice more than its stored value's one warning
+    p = np.where(b < 1, a, -a) ** 0.1
+    c = np.concatenate([p, p])
+    return c, p, np.add.accumulate(a)
+
+
+def division_overwritten_in_its_kernel(a):
+    # fuzz seeds 1007609, 1020367, backend c: the setitem made the division an operand of a `where` on
+    # the index that never selects it where it divides by zero; the C compiler dropped it, and its flag
+    v = 0.1 / a
+    v[:-1] = 0.5
+    return v
+
+
+def division_where_not_selected(a):
+    # backend c: GCC computed the division only where `where` selects it (no division by zero)
+    return np.where(a != 0, 1.0 / a, 0.0)
+
+
+def products_in_place_then_an_unread_division(a, m):
+    # fuzz seed 1006984, backend c: the unread `//` ran before the kernel that stores the products into
+    # `a` at the end, and warned first
+    a *= float("inf")
+    m // m[3]
+
+
+def remainder_wholly_overwritten(a, b):
+    # fuzz seed 1061219, backend c: the value, read only by the write into it, counted as read: it was
+    # never computed, and NumPy's 'invalid value' of the remainder was lost
+    v = np.remainder(-1.26, a)
+    v[...] = b
+
+
 STD_LOG: list = []
 
 
@@ -343,6 +419,15 @@ def std_of_an_empty_slice_then_a_raising_step(a):
 @pytest.mark.parametrize("program, make_args, count", [
     (std_of_an_empty_slice_then_a_raising_step, lambda: (np.zeros((2, 0)),), 3),
     (unread_view_of_a_division, lambda: (np.array([[True, False], [True, True]]),), 1),
+    (transposed_unread_division, lambda: (np.array([[0], [7], [-4], [2]]),), 1),
+    (division_overwritten_in_its_kernel, lambda: (np.array([0.0, 1.0, 2.0]),), 1),
+    (division_where_not_selected, lambda: (np.array([0.0, 1.0, 2.0]),), 1),
+    (products_in_place_then_an_unread_division, lambda: (np.array([0.0, 1.0]), np.array([True, False, True, False])), 2),
+    (remainder_wholly_overwritten, lambda: (np.zeros(4, bool), np.arange(4.0)), 1),
+    (sum_then_two_in_place_divisions, lambda: (np.array([[1.5, np.inf, -2.0], [0.5, 1.0, 3.0]]), -3.28), 2),
+    (remainder_inlined_into_a_dot, lambda: (np.array([True, False, True, True]),), 1),
+    (power_inlined_into_a_concatenate, lambda: (np.array([[1.0, -2.0], [3.0, -4.0]], np.float32),
+                                                 np.array([[0.5, 0.5], [2.0, 0.0]], np.float32)), 1),
     (remainder_in_place_by_a_cast, lambda: (np.array([5, 7, 9]), np.array([2.5, 0.0, 4.0])), 1),
     (division_of_a_sum, lambda: (np.array([0.0, 1.0, -2.0]),), 1),
     (division_stored_and_read_at_other_indices, lambda: (np.array([[0.0, 1.0, -2.0], [1.0, 0.0, 3.0]]),), 1),
@@ -525,3 +610,34 @@ def test_complex_constants_keep_the_signs_of_their_zeros(backend):
         got, expected = compiled(np.ones(3)), complex_constants_with_signed_zeros(np.ones(3))
     for g, e in zip([*got[0], *got[1]], [*expected[0], *expected[1]]):
         assert g.dtype == e.dtype and g.tobytes() == e.tobytes()
+
+
+def remainder_and_power_around_a_division(a):
+    # fuzz seed 1045852 (numpy): with sizes known per call, remainder and ** became one kernel, scheduled
+    # after the division between them, so 'divide by zero' came before remainder's 'invalid value'
+    v = np.remainder(a, False)
+    w = 1.5 // np.zeros_like(a)
+    return v ** v, w
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fuzzer_found_warning_order(backend):
+    dynamo.reset()
+    compiled = dynamo.compile(remainder_and_power_around_a_division, backend=backend)
+    for n, dtype in ((4, np.float64), (4, np.float64), (3, np.float32), (5, np.float32)):  # then dynamic sizes
+        make_args = lambda: (np.linspace(-1.0, 2.0, n, dtype=dtype).reshape(1, n),)  # noqa: E731
+        expected = run_recorded(remainder_and_power_around_a_division, make_args())
+        assert [message.split(" encountered")[0] for _, message in expected[2]] == ["invalid value", "divide by zero"]
+        assert run_recorded(compiled, make_args()) == expected
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_view_and_its_atleast_2d_are_one_object(backend):
+    dynamo.reset()
+    compiled = dynamo.compile(view_returned_with_its_atleast_2d, backend=backend)
+    for _ in range(3):
+        a = np.array([1.5, -2.0, 3.0])
+        expected = view_returned_with_its_atleast_2d(a)
+        got = compiled(a)
+        assert (got[1] is got[0]) == (expected[1] is expected[0]) is True
+        assert_identical(tuple(got), tuple(expected))

@@ -8,6 +8,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -38,7 +39,10 @@ class Worker:
         self.chunk = chunk
         command = ["nice", "-n", "10", sys.executable, str(RUN), "--worker", "--seed", str(first),
                    "--count", str(chunk.last - first + 1)] + [a for b in backends for a in ("--backend", b)]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        # its stderr is kept aside: when the worker dies, the journal says how (seed 1046200 died
+        # with nothing to tell, and did not die again when rerun)
+        self.stderr = tempfile.TemporaryFile("w+")
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.stderr, text=True,
                                         start_new_session=True)
         self.current: tuple[int, str] | None = None
         self.heard = time.monotonic()
@@ -49,6 +53,16 @@ class Worker:
         except ProcessLookupError:
             pass
         self.process.wait()
+        self.stderr.close()
+
+    def death(self) -> str:
+        """How the process ended, and the end of what it wrote to stderr."""
+        self.process.wait()
+        self.stderr.seek(0)
+        tail = self.stderr.read()[-2000:]
+        code = self.process.returncode
+        how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        return f"{how}; stderr ends:\n{tail}" if tail.strip() else how
 
 
 def covered(journal: Path) -> dict[str, set[int]]:
@@ -131,7 +145,8 @@ def run_parallel(backends: list[str], seeds: range, *, workers: int, journal: Pa
         if result["outcome"] == "known":
             chunk.known.append({"seed": seed, "backend": backend, "class": result.get("known", "")})
         if result["outcome"] == "failure":
-            chunk.failures.append({"seed": seed, "backend": backend, "signature": result["signature"]})
+            chunk.failures.append({"seed": seed, "backend": backend, "signature": result["signature"]}
+                                  | ({"detail": result["report"][-600:]} if result.get("what") == "crash" else {}))
             log(result.get("report", f"seed {seed}, backend {backend}: {result['signature']}"))
             if out is not None:
                 out.mkdir(parents=True, exist_ok=True)
@@ -168,12 +183,14 @@ def run_parallel(backends: list[str], seeds: range, *, workers: int, journal: Pa
             worker.heard = time.monotonic()
             if not line:   # the worker ended: its chunk is finished, or it died inside a program
                 current = worker.current
+                death = worker.death()
                 stop(worker)
                 if current is None or current in worker.chunk.done:
                     finish(worker.chunk)
                 else:
                     outcome(worker.chunk, current[0], current[1],
-                            {"outcome": "failure", "what": "crash", "signature": "worker process died"})
+                            {"outcome": "failure", "what": "crash", "signature": "worker process died",
+                             "report": f"seed {current[0]}, backend {current[1]}: worker process died ({death})"})
                     skip_rest(worker.chunk, *current)
                     resume_after(worker, current[0])
                 continue
