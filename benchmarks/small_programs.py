@@ -302,8 +302,63 @@ def per_object_keys(np):
     return apply_key, drive
 
 
+def local_vectors(np):
+    """A particle step whose small vector class is defined inside the function (a new class per call)."""
+    def step(pos, vel, dt):
+        class Vec:
+            def __init__(self, x, y):
+                self.x, self.y = x, y
+
+            def __add__(self, other):
+                return Vec(self.x + other.x, self.y + other.y)
+
+            def __mul__(self, s):
+                return Vec(self.x * s, self.y * s)
+
+        p = Vec(pos[:, 0], pos[:, 1]) + Vec(vel[:, 0], vel[:, 1]) * dt
+        return np.stack([p.x, p.y], axis=1)
+
+    rng = np.random.default_rng(11)
+    state = {"pos": rng.standard_normal((256, 2)), "t": 0}
+    vel = rng.standard_normal((256, 2))
+
+    def drive(fn):
+        state["t"] += 1
+        state["pos"] = fn(state["pos"], vel, 0.01 * (1 + state["t"] % 5))
+        return state["pos"]
+
+    return step, drive
+
+
+def local_records(np):
+    """A dataclass and a namedtuple defined inside the function for its intermediate results."""
+    import collections
+    import dataclasses
+
+    def summarize(x, scale):
+        @dataclasses.dataclass
+        class Stats:
+            mean: float
+            spread: float
+
+        Bounds = collections.namedtuple("Bounds", "low high")
+        s = Stats(x.mean() * scale, x.std() * scale)
+        b = Bounds(x.min(), x.max())
+        return (x - s.mean) / s.spread, b.high - b.low
+
+    rng = np.random.default_rng(12)
+    data = [rng.standard_normal(512) for _ in range(8)]
+    state = {"i": 0}
+
+    def drive(fn):
+        state["i"] += 1
+        return fn(data[state["i"] % len(data)], 1.0 + 0.1 * (state["i"] % 3))
+
+    return summarize, drive
+
+
 PROGRAMS = [game_of_life, mandelbrot, gray_scott, gray_scott_globals, particles, nested_helper, safe_log_stats,
-            coarse_grain, mouse_follow, local_class, per_object_keys]
+            coarse_grain, mouse_follow, local_class, per_object_keys, local_vectors, local_records]
 
 
 # ---- measuring --------------------------------------------------------------------------------------

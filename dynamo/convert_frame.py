@@ -375,6 +375,8 @@ class ConvertFrame:
         if skipfiles.is_skipped(code) or (skipfiles.is_generated(code) and skipfiles.generated_code_skipped(
                 resume_origins.source_of(code), frame.f_globals)):
             return _C.SKIP
+        if skipfiles.is_generated(code) and skipfiles.first_call_of_generated(resume_origins.source_of(code)):
+            return None  # runs as it is this once: the next call compiles it
         region = resume_origins.region_of(code)
         if region is not None or resume_origins.runs_in_python(code):
             # code that runs in Python up to where a compiled resume function takes over (or,

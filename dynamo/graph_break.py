@@ -29,6 +29,7 @@ from .exc import Category, Unsupported, unsupported
 from .resume import (arrange_live, begin_resume_call, cells_not_resumable, end_resume_call, hiding_handler,
                      passing_order, python_region, resume_code, unbound_cell_read)
 from .resume_origins import source_of, starts_in_python
+from .shapes.policy import current_policy
 from .sources import LocalSource
 from .variables.base import NULL, BoundMethodVariable, VariableTracker
 from .variables.functions import CellVariable, NestedFunctionVariable, UserMethodVariable
@@ -252,16 +253,20 @@ def _dead_locals_held(cg: PyCodegen, tx: "InstructionTranslator") -> frozenset[s
     """Locals bound here that no later code reads, whose objects plain Python's frame still holds
     until they are assigned again, deleted or the frame returns (a weakref to them stays alive, a
     new object cannot take their address): every resume function of the break takes them too.
-    Not constants, nor arrays only the graph computes (holding one would make it an output of the
-    graph, materialized for no reader), nor values that cannot be rebuilt."""
+    Not constants, nor numbers known at run time (no weak reference or finalizer can see when a
+    float or an int dies, and passing one would give the resume function another signature, so
+    another code object that compiles anew, whenever a number becomes a run-time input), nor arrays
+    only the graph computes (holding one would make it an output of the graph, materialized for no
+    reader), nor values that cannot be rebuilt."""
     from .variables.arrays import ArrayVariable
     from .variables.constant import ConstantVariable
+    from .variables.symbolic import RuntimeValueVariable
 
     held = set()
     for name, value in tx.symbolic_locals.items():
         if name not in tx.code.co_varnames or name in tx.code.co_cellvars:
             continue
-        if isinstance(value, (ConstantVariable, CellVariable)) or value is NULL \
+        if isinstance(value, (ConstantVariable, CellVariable, RuntimeValueVariable)) or value is NULL \
                 or (isinstance(value, ArrayVariable) and value.source is None):
             continue
         if _rebuilds_alone(cg, tx, value):
@@ -694,6 +699,7 @@ def _call_resume(cg: PyCodegen, tx: "InstructionTranslator", index: int, stack: 
     nulls = frozenset(i for i, value in enumerate(stack) if value is NULL)
     methods = frozenset((i, value.name) for i, value in enumerate(stack) if isinstance(value, MethodLoad))
     code = resume_code(tx.code, index, len(stack), nulls, live, methods)
+    current_policy().hand_on_floats_vary(code)
     if starts_in_python(code):  # call the code that runs in Python directly: the hook leaves it alone
         region = python_region(code)
         code = region.code if region is not None else code

@@ -71,6 +71,21 @@ def request(code: types.CodeType) -> None:
     _requested.add(code)
 
 
+# Generated code of the user's namespace called once so far (see first_call_of_generated)
+_called_once: weakref.WeakSet[types.CodeType] = weakref.WeakSet()
+
+
+def first_call_of_generated(code: types.CodeType) -> bool:
+    """Generated code that the user did not ask for (not passed to dynamo.compile, no
+    config.compile_generated_code), called for the first time: it runs as it is, and is compiled
+    from its second call. Every exec makes a new code object, and what runs once (a dataclass's
+    __create_fn__, made anew for each class a function body defines) never repays a compile."""
+    if config.compile_generated_code or code in _requested or code in _called_once:
+        return False
+    _called_once.add(code)
+    return True
+
+
 def generated_code_skipped(code: types.CodeType, f_globals: Mapping[str, Any]) -> bool:
     """Whether generated code (is_generated) reached as a frame of its own runs as it is. It is
     compiled when the user asked for it (dynamo.compile, config.compile_generated_code) or when it

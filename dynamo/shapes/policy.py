@@ -140,6 +140,13 @@ class ShapePolicy:
         varied = bool(self.state.observe(self.code, key, (value,)))
         return varied or self.state.floats_vary(self.code)
 
+    def hand_on_floats_vary(self, resume: types.CodeType) -> None:
+        """A resume function made by this frame's trace: when the frame's floats are run-time
+        inputs, so are the floats it hands on (a resume function made by the frame's next version
+        is another code object, which would otherwise compile once per value before it learns)."""
+        if self.state is not None and self.code is not None and self.state.floats_vary(self.code):
+            self.state.mark_floats_vary(resume)
+
     def pin_float(self, name: str) -> None:
         """A trace needed the float at `name` as a number: from now on it is compiled per value."""
         if self.state is not None and self.code is not None:

@@ -229,7 +229,6 @@ _FEATURES = {
     **dict.fromkeys(("GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_FOR", "BEFORE_ASYNC_WITH",
                      "ASYNC_GEN_WRAP", "CLEANUP_THROW"), "async code"),
     **dict.fromkeys(("SEND", "END_SEND", "GET_YIELD_FROM_ITER"), "yield from"),
-    "LOAD_BUILD_CLASS": "defining a class",
 }
 
 

@@ -156,6 +156,15 @@ class LoadStoreMixin(InstructionTranslatorBase):
             value = builtins[name]
         return self.output.builder(value, self.global_source(name))
 
+    def LOAD_BUILD_CLASS(self, inst: Instr) -> None:
+        """A class statement loads __build_class__ from the builtins; its call (the class body)
+        runs in Python: one graph break there, with this value on the stack, not one break here
+        and another in the resume function."""
+        if "__build_class__" in self.f_globals or self.output.side_effects.pending_global("__build_class__") is not None:
+            # the statement reads only the builtins, where a global of that name would be read
+            unsupported(Category.UNSUPPORTED_VALUE, "a class statement in a module with a global named __build_class__")
+        self.push(self.load_global("__build_class__"))
+
     def STORE_GLOBAL(self, inst: Instr) -> None:
         if self.globals_source is not None:
             unsupported(Category.SIDE_EFFECT, f"assigning global {inst.arg!r} of another module in an inlined function")

@@ -6,6 +6,7 @@ from bytecode import Instr
 
 from ..exc import Category, unsupported
 from ..variables.base import VariableTracker
+from ..variables.class_identity import pin_for_isinstance, subclass_test
 from ..variables.constant import ConstantVariable
 from ..variables.sequences import TupleVariable
 from .core import InstructionTranslatorBase
@@ -43,10 +44,13 @@ class PatternMatchingMixin(InstructionTranslatorBase):
         names = self.pop().as_python_constant()
         cls_variable = self.pop()
         subject = self.pop()
+        decided = subclass_test(self, subject, cls_variable)
         cls = cls_variable.as_python_constant()
         if not isinstance(cls, type):
             unsupported(Category.EXCEPTION, "called match pattern must be a class (TypeError)")
-        if not issubclass(subject.python_type(), cls):
+        if decided is None:
+            pin_for_isinstance(subject, cls)
+        if not (issubclass(subject.python_type(), cls) if decided is None else decided):
             self.push(ConstantVariable(None))
             return
         self.push(self.match_attributes(subject, cls, inst.arg, names))

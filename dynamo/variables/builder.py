@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from ..class_shapes import ClassShape
+from ..class_shapes import made_by_a_call as made_by_a_call_class
 from ..device_arrays import is_device_array
 from ..exc import Category, unsupported
 from ..guards import FloatIs, GuardKind, IsReferent, TimeIs, dtype_guard, made_by_a_call, needs_exact_float_guard
@@ -196,6 +198,13 @@ class VariableBuilder:
     def wrap_class(self, value: type, source: Source) -> VariableTracker:
         from .objects import UserClassVariable
 
+        if made_by_a_call_class(value):
+            # a class statement in a function body: a new class per call, the same in what the
+            # trace reads of it (its attribute values are guarded where read); its identity is
+            # guarded (weakly) only if the trace relies on it
+            self.guard(source, GuardKind.CALL, ClassShape(value, of_type=False))
+            return UserClassVariable(value, source=source, identity_guard=lambda: self.guard(
+                source, GuardKind.CALL, IsReferent.of(value)))
         if "<locals>" in _TYPE_QUALNAME.__get__(value, type):   # type's own: no metaclass property runs
             # a class a call defines: held strongly, the cache entry kept it (and its entry in its
             # bases' __subclasses__()) alive after the program let go of it (CPython test_descr's
@@ -263,8 +272,15 @@ class VariableBuilder:
         and number of defaults (their values and the cells' contents are guarded where read)."""
         from .dicts import DictKeysAre
 
+        from ..skipfiles import is_generated
+
         self.guard(source, GuardKind.TYPE_IS, types.FunctionType)
-        self.guard(AttrSource(source, "__code__"), GuardKind.ID_IS, value.__code__)
+        if is_generated(value.__code__):
+            # exec'd text (a dataclass's __init__, made anew for each class a call defines): a new
+            # code object each time, equal (same bytecode, constants and names) when the text is
+            self.guard(AttrSource(source, "__code__"), GuardKind.EQUALS, value.__code__)
+        else:
+            self.guard(AttrSource(source, "__code__"), GuardKind.ID_IS, value.__code__)
         self.guard(AttrSource(source, "__globals__"), GuardKind.ID_IS, value.__globals__)
         defaults, kwdefaults = AttrSource(source, "__defaults__"), AttrSource(source, "__kwdefaults__")
         if value.__defaults__ is None:
@@ -325,7 +341,12 @@ class VariableBuilder:
     def wrap_object(self, value: Any, source: Source) -> VariableTracker:
         from .objects import UserObjectVariable
 
-        self.guard(source, GuardKind.TYPE_IS, type(value))
+        cls = type(value)
+        if made_by_a_call_class(cls):  # its class is another object on each call of its maker
+            self.guard(source, GuardKind.CALL, ClassShape(cls, of_type=True))
+            return UserObjectVariable(value, source=source, type_identity_guard=lambda: self.guard(
+                source, GuardKind.TYPE_IS, cls))
+        self.guard(source, GuardKind.TYPE_IS, cls)
         return UserObjectVariable(value, source=source)
 
 
@@ -342,11 +363,9 @@ def _bound_to_an_instance(owner: Any) -> bool:
 
 
 def _made_per_call(value: types.FunctionType) -> bool:
-    """A def or lambda run by a function's body (`f.<locals>.g`): a new object on each call of f.
-    A method of a class defined in a function (`f.<locals>.C.m`) belongs to its class, which
-    is guarded itself."""
-    parts = value.__qualname__.split(".")
-    return len(parts) >= 2 and parts[-2] == "<locals>"
+    """A def or lambda run by a function's body (`f.<locals>.g`), or a method of a class defined
+    there (`f.<locals>.C.m`): a new object on each call of f."""
+    return "<locals>" in value.__qualname__
 
 
 def _is_numpy_callable(value: Any) -> bool:

@@ -12,14 +12,12 @@ import types
 import warnings
 from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
-
 from ..exc import Category, unsupported
-from ..guards import GuardKind
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .fold_limits import check_fold_size, repeated_length, warnings_run_in_python
-from .symbolic import concrete, holds_symbolic, not_the_same_object, symbolic_extremum
+from .identity_tests import identity_test
+from .symbolic import concrete, holds_symbolic, symbolic_extremum
 
 if TYPE_CHECKING:
     from ..translator.core import InstructionTranslatorBase as Tx
@@ -62,13 +60,14 @@ _COMPARISONS = frozenset({operator.lt, operator.le, operator.gt, operator.ge, op
 def _reflected_first(fn: Any, args: Args) -> bool:
     """Python tries the right operand's reflected method first when its class is a proper subclass
     of the left's: always for comparisons, for arithmetic when the subclass overrides it."""
+    from .class_identity import right_is_subclass
     from .objects import UserObjectVariable
 
     if len(args) != 2 or not all(isinstance(a, UserObjectVariable) for a in args):
         return False
     left, right = args[0].python_type(), args[1].python_type()
     reflected = OPERATOR_DUNDERS[fn][1]
-    if reflected is None or left is right or not issubclass(right, left):
+    if reflected is None or left is right or not right_is_subclass(*args):  # type: ignore[arg-type]
         return False
     return fn in _COMPARISONS or getattr(right, reflected, None) is not getattr(left, reflected, None)
 
@@ -119,6 +118,10 @@ class BuiltinVariable(VariableTracker):
             unsupported(Category.SIDE_EFFECT, "print() writes to the program's output, which happens in Python "
                         "(between two graphs, with the values the first one computed)",
                         "print less often, or outside the compiled function, to keep one graph")
+        if self.fn is builtins.__build_class__:
+            name = args[1].as_python_constant() if len(args) > 1 and args[1].is_python_constant() else "?"
+            unsupported(Category.UNSUPPORTED_CALL, f"a class statement (class {name}) runs in Python: its body is not traced",
+                        "the class is made between two graphs, on every call; a class defined at module level is made once")
         handler = _HANDLERS.get(self.fn)
         if handler is not None:
             result = handler(tx, *args, **kwargs) if _accepts(handler, args, kwargs) else None
@@ -458,19 +461,28 @@ def _any_all(want: bool) -> Callable[..., VariableTracker]:
 
 
 def _isinstance(tx: "Tx", value: VariableTracker, classes: VariableTracker, /) -> VariableTracker | None:
+    from .class_identity import pin_for_isinstance, subclass_test
+
+    decided = subclass_test(tx, value, classes)
+    if decided is not None:
+        return ConstantVariable(decided)
     if value.is_python_constant() and not holds_symbolic(value):
         return None
+    wanted = _constant(classes, "isinstance()")
+    pin_for_isinstance(value, wanted)
     try:
-        return ConstantVariable(issubclass(value.python_type(), _constant(classes, "isinstance()")))
+        return ConstantVariable(issubclass(value.python_type(), wanted))
     except TypeError as error:
         unsupported(Category.EXCEPTION, f"isinstance() raises TypeError: {error}")
 
 
 def _type(tx: "Tx", value: VariableTracker, /) -> VariableTracker:
-    from .objects import class_variable
-    from ..sources import AttrSource
+    from .objects import UserObjectVariable, class_variable
+    from ..sources import AttrSource, Source
 
-    source = AttrSource(value.source, "__class__") if value.source is not None else None
+    source: Source | None = AttrSource(value.source, "__class__") if value.source is not None else None
+    if source is None and isinstance(value, UserObjectVariable):
+        source = value._class_source()  # an object the trace created: the class it was made from
     return class_variable(tx, value.python_type(), source)
 
 
@@ -509,123 +521,6 @@ def _super(tx: "Tx", /, *args: VariableTracker) -> VariableTracker | None:
     if args:
         return None  # super(C) alone: an unbound super object, not captured
     return SuperVariable(*tx.zero_argument_super())
-
-
-def _is(negate: bool) -> Callable[..., VariableTracker | None]:
-    def compare(tx: "Tx", a: VariableTracker, b: VariableTracker, /) -> VariableTracker | None:
-        if a is b:
-            return ConstantVariable(not negate)
-        if not_the_same_object(a, b):  # `n is None` of a size: False, without its value
-            return ConstantVariable(negate)
-        if a.is_python_constant() and b.is_python_constant():
-            if not _equal_values(a.as_python_constant(), b.as_python_constant()):
-                return None  # singletons, classes, functions, or unequal values: fold on the values
-            # two equal numbers, strings or tuples may or may not be one object at run time:
-            # two made by this frame are the objects the trace made (each is rebuilt as itself)
-            if a.source is None and b.source is None and isinstance(a, ConstantVariable) \
-                    and isinstance(b, ConstantVariable):
-                return ConstantVariable((a.value is b.value) != negate)
-            # guards check values: for one read from the frame, whether it is a given object
-            if a.source is None or b.source is None or not isinstance(a, ConstantVariable) \
-                    or not isinstance(b, ConstantVariable):
-                unsupported(Category.DATA_DEPENDENT_VALUE,
-                            f"whether {a.describe()} and {b.describe()}, which are equal, are one object is known only at run time")
-            same = a.value is b.value  # the objects this call was traced with
-            tx.output.guard(a.source, GuardKind.SAME_AS if same else GuardKind.DISTINCT_FROM, b.source)
-            return ConstantVariable(same != negate)
-        if not (a.kind_is_known() and b.kind_is_known()):
-            unsupported(Category.DATA_DEPENDENT_VALUE, f"identity of {a.describe()} and {b.describe()} is known only at run time")
-        member = _member_constant_and_object(a, b)
-        if member is not None and getattr(member[1], "value", None) is member[0].value:
-            # an IntEnum member folded to a constant (TE['dupe']) and the same member read as an
-            # object (TE.dupe): the object it is, as long as the source yields that object
-            tx.output.guard(member[1].source, GuardKind.ID_IS, member[0].value)
-            return ConstantVariable(not negate)
-        if _is_numpy_scalar_result(a) or _is_numpy_scalar_result(b):
-            # NumPy returns its interned bools (np.True_) and may hand back a scalar it was given
-            unsupported(Category.DATA_DEPENDENT_VALUE,
-                        f"identity of {a.describe()} and {b.describe()} is known only at run time")
-        pair = _constant_and_frame_object(a, b)
-        if pair is not None:
-            # `type(self).__init__ is object.__init__`: an object read from the frame may be the
-            # very object a constant is (a slot wrapper, a function, a sentinel): ask it, and guard
-            constant, other = pair
-            same = other.value is constant
-            if same:
-                tx.output.guard(other.source, GuardKind.ID_IS, constant)
-            else:
-                tx.output.guard(other.source, GuardKind.CALL, _IsNot(constant))
-            return ConstantVariable(same != negate)
-        if a.is_python_constant() or b.is_python_constant() or (a.identity_is_tracked() and b.identity_is_tracked()):
-            # a constant is never the same object as a container, array or object, and two
-            # trackers of kinds with tracked identity are two objects
-            return ConstantVariable(negate)
-        if a.python_type() is not b.python_type():  # objects of two types are two objects
-            return ConstantVariable(negate)
-        unsupported(Category.UNSUPPORTED_VALUE, f"identity of {a.describe()} and {b.describe()} is not known while tracing")
-
-    return compare
-
-
-class _IsNot:
-    """Guard predicate: the value is not a given object (compared by identity, never by ==)."""
-
-    def __init__(self, target: Any) -> None:
-        self.target = target
-
-    def __call__(self, value: Any) -> bool:
-        return value is not self.target
-
-    def describe(self, source_name: str) -> str:
-        return f"{source_name} is not {self.target!r}"
-
-
-def _constant_and_frame_object(a: VariableTracker, b: VariableTracker) -> tuple[Any, Any] | None:
-    """(the constant, the other) when one side is a constant and the other a real object read
-    from the frame of the constant's very type, which may or may not be that object."""
-    for constant, other in ((a, b), (b, a)):
-        if constant.is_python_constant() and not other.is_python_constant() and other.source is not None \
-                and hasattr(other, "value") and not isinstance(other, ConstantVariable):
-            value = constant.as_python_constant()
-            if type(other.value) is type(value):
-                return value, other
-    return None
-
-
-def _is_numpy_scalar_result(value: VariableTracker) -> bool:
-    from .arrays import ArrayVariable
-
-    return isinstance(value, ArrayVariable) and value.meta.scalar
-
-
-def _member_constant_and_object(a: VariableTracker, b: VariableTracker) -> tuple | None:
-    """(constant, object) when one is a constant of a subclass of a builtin type (an enum member,
-    which is an object however it was reached) and the other an object read through a source."""
-    for constant, other in ((a, b), (b, a)):
-        if isinstance(constant, ConstantVariable) and type(constant.value) not in _EXACT_CONSTANT_TYPES \
-                and not isinstance(constant.value, (np.generic, np.dtype, type)) and other.source is not None \
-                and not other.is_python_constant():
-            return constant, other
-    return None
-
-
-_EXACT_CONSTANT_TYPES = frozenset({type(None), bool, int, float, complex, str, bytes, type(Ellipsis),
-                                   type(NotImplemented), frozenset, range})
-
-
-# Immutable values that Python may or may not share between equal instances
-_VALUE_TYPES = (int, float, complex, str, bytes, tuple, frozenset)
-
-
-def _equal_values(x: Any, y: Any) -> bool:
-    """x and y are equal values of a kind whose identity is not decided by its value."""
-    kinds = (*_VALUE_TYPES, np.generic)
-    if type(x) is not type(y) or type(x) is bool or not isinstance(x, kinds):
-        return False
-    try:
-        return bool(x == y)
-    except Exception:  # a tuple holding values whose comparison raises: do not decide
-        return True
 
 
 def _contains(tx: "Tx", container: VariableTracker, item: VariableTracker, /) -> VariableTracker | None:
@@ -781,7 +676,7 @@ _HANDLERS: dict[Any, Callable[..., VariableTracker | None]] = {
     reversed: _reversed, map: _map, filter: _filter, sorted: _sorted, min: _extremum(min), max: _extremum(max),
     sum: _sum, any: _any_all(True), all: _any_all(False), isinstance: _isinstance, type: _type,
     super: _super, getattr: _getattr, hasattr: _hasattr, setattr: _setattr, delattr: _delattr, callable: _callable,
-    operator.is_: _is(False), operator.is_not: _is(True), operator.contains: _contains,
+    operator.is_: identity_test(False), operator.is_not: identity_test(True), operator.contains: _contains,
     operator.eq: _sequence_equal(False), operator.ne: _sequence_equal(True),
     operator.add: _sequence_binary(operator.add), operator.mul: _sequence_binary(operator.mul),
     operator.getitem: _getitem,

@@ -144,7 +144,8 @@ def _class_attribute(tx: "Tx", cls: type, name: str, attribute: Any, owner: Vari
         return _wrap(tx, attribute.__func__, source)
     if isinstance(attribute, classmethod):
         function = _wrap(tx, attribute.__func__, AttrSource(source, "__func__") if source else None)
-        return UserMethodVariable(function, class_variable(tx, cls, None))
+        owner_class = owner._class_source() if isinstance(owner, UserObjectVariable) else None
+        return UserMethodVariable(function, class_variable(tx, cls, owner_class))
     if hasattr(type(attribute), "__get__"):
         unsupported(Category.UNSUPPORTED_ATTRIBUTE,
                     f"{name!r} of {cls.__qualname__} is a {type(attribute).__name__}, not captured yet")
@@ -152,11 +153,13 @@ def _class_attribute(tx: "Tx", cls: type, name: str, attribute: Any, owner: Vari
 
 
 class UserClassVariable(VariableTracker):
-    """A class defined in user code, guarded by identity."""
+    """A class defined in user code, guarded by identity, or (a class made by a call) by its shape
+    until the trace relies on which object it is: `identity_guard` installs that guard."""
 
-    def __init__(self, value: type, **kwargs: Any) -> None:
+    def __init__(self, value: type, identity_guard: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.value = value
+        self.identity_guard = identity_guard
 
     def python_type(self) -> type:
         return type(self.value)
@@ -165,7 +168,14 @@ class UserClassVariable(VariableTracker):
         return True
 
     def as_python_constant(self) -> Any:
+        self.pin()
         return self.value
+
+    def pin(self) -> None:
+        """The trace relies on this very class object (compares it, folds it, keeps it)."""
+        if self.identity_guard is not None:
+            self.identity_guard()
+            self.identity_guard = None
 
     def describe(self) -> str:
         return f"the class {self.value.__qualname__}"
@@ -188,10 +198,12 @@ class UserClassVariable(VariableTracker):
             unsupported(Category.EXCEPTION, f"{self.describe()} has no attribute {name!r} (AttributeError)")
         if not any(name in c.__dict__ for c in self.value.__mro__) and type(self.value) is type:
             # __name__, __mro__, __doc__...: attributes every class gets from `type`, fixed for
-            # a class (and the class is guarded by identity)
+            # a class (the names are part of a shape guard; the rest needs the class itself)
+            if name not in ("__name__", "__qualname__", "__module__"):
+                self.pin()
             return wrap_plain(tx, getattr(self.value, name))
-        if isinstance(attribute, types.FunctionType):  # Class.method is the plain function
-            return _wrap(tx, attribute, AttrSource(self.source, name) if self.source else None)
+        if isinstance(attribute, (types.FunctionType, staticmethod)):  # Class.method is the plain function
+            return _wrap(tx, getattr(self.value, name), AttrSource(self.source, name) if self.source else None)
         if isinstance(attribute, classmethod):
             function = _wrap(tx, attribute.__func__, AttrSource(AttrSource(self.source, name), "__func__") if self.source else None)
             return UserMethodVariable(function, self)
@@ -213,6 +225,7 @@ class UserClassVariable(VariableTracker):
     def reconstruct(self, codegen: Any) -> None:
         if self.source is not None:
             return super().reconstruct(codegen)
+        self.pin()
         codegen.load_const(self.value)
 
 
@@ -233,11 +246,19 @@ def class_variable(tx: "Tx | None", cls: type, source: Source | None) -> Variabl
 
 
 class UserObjectVariable(VariableTracker):
-    """An instance of a user class that existed before the frame (guarded on its type)."""
+    """An instance of a user class that existed before the frame (guarded on its type, or for a
+    class made by a call on its type's shape until `pin_type` is needed)."""
 
-    def __init__(self, value: Any, **kwargs: Any) -> None:
+    def __init__(self, value: Any, type_identity_guard: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.value = value
+        self.type_identity_guard = type_identity_guard
+
+    def pin_type(self) -> None:
+        """The trace relies on which class object the type is (an identity, a subclass test)."""
+        if self.type_identity_guard is not None:
+            self.type_identity_guard()
+            self.type_identity_guard = None
 
     def python_type(self) -> type:
         return type(self.value)
@@ -465,6 +486,7 @@ class NewObjectVariable(UserObjectVariable):
                         "create the object outside the compiled function and pass it in")
         obj = cls(target)
         obj.class_source = class_variable.source
+        obj.type_identity_guard = class_variable.pin
         if not hasattr(obj.value, "__dict__"):
             unsupported(Category.UNSUPPORTED_CALL, f"creating a {target.__qualname__} (it has __slots__)")
         init = obj._dunder(tx, "__init__")
@@ -502,7 +524,10 @@ class NewObjectVariable(UserObjectVariable):
         if codegen.load_built(self):
             return
         codegen.begin_call(_make_object)
-        codegen.load_const(type(self.value))
+        if self.class_source is not None:  # this call's class (one made by a call is another object each time)
+            codegen.load_source(self.class_source)
+        else:
+            codegen.load_const(type(self.value))
         for name, value in self.attrs.items():
             codegen.load_const(name)
             value.reconstruct(codegen)
@@ -547,6 +572,8 @@ class SuperVariable(VariableTracker):
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
         start = self.cls.as_python_constant()
         is_class = isinstance(self.obj, UserClassVariable)
+        if isinstance(self.obj, UserObjectVariable):
+            self.obj.pin_type()  # the lookup starts after `cls` in the MRO of this very class
         owner_type = self.obj.as_python_constant() if is_class else self.obj.python_type()
         mro = owner_type.__mro__
         if mro is None:  # a metaclass's mro() run by type.__new__: the class is not complete yet

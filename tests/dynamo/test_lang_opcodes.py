@@ -10,15 +10,15 @@ from dynamo.translator.core import supported_opcodes
 from support import assert_matches_python
 
 # Opcodes deliberately left without a handler: a frame using them gives up (graph-break work):
-# exception handling, with blocks, async code, `yield from`, class definitions.
+# exception handling, with blocks, async code, `yield from`.
 _EXCEPTIONS = {"PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH", "CHECK_EG_MATCH", "RERAISE"}
 _WITH = {"WITH_EXCEPT_START"}  # BEFORE_WITH: captured for np.errstate, a graph break otherwise
 _ASYNC = {"GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_FOR", "BEFORE_ASYNC_WITH"}
 _YIELD_FROM = {"SEND", "GET_YIELD_FROM_ITER"}
 EXPECTED_UNSUPPORTED = {
-    (3, 11): _EXCEPTIONS | _WITH | _ASYNC | _YIELD_FROM | {"PREP_RERAISE_STAR", "ASYNC_GEN_WRAP", "LOAD_BUILD_CLASS"},
-    (3, 12): _EXCEPTIONS | _WITH | _ASYNC | _YIELD_FROM | {"CALL_INTRINSIC_2", "CLEANUP_THROW", "END_SEND", "LOAD_BUILD_CLASS"},
-    (3, 13): _EXCEPTIONS | _WITH | _ASYNC | _YIELD_FROM | {"CALL_INTRINSIC_2", "CLEANUP_THROW", "END_SEND", "LOAD_BUILD_CLASS"},
+    (3, 11): _EXCEPTIONS | _WITH | _ASYNC | _YIELD_FROM | {"PREP_RERAISE_STAR", "ASYNC_GEN_WRAP"},
+    (3, 12): _EXCEPTIONS | _WITH | _ASYNC | _YIELD_FROM | {"CALL_INTRINSIC_2", "CLEANUP_THROW", "END_SEND"},
+    (3, 13): _EXCEPTIONS | _WITH | _ASYNC | _YIELD_FROM | {"CALL_INTRINSIC_2", "CLEANUP_THROW", "END_SEND"},
 }
 
 

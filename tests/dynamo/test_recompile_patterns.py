@@ -201,6 +201,26 @@ def test_a_numpy_float_handed_to_a_resume_function_compiles_twice():
     assert compiles(compiled, "mean_then_center") == 3
 
 
+class Coefficients:
+    def __init__(self, alpha, beta):
+        self.alpha, self.beta = alpha, beta
+
+
+def build_then_apply(x, a):
+    c = Coefficients(a, a * 2)  # a is dead after this line: the resume function reads c only
+    print(end="")
+    return x * c.alpha + c.beta
+
+
+def test_floats_handed_to_a_resume_function_become_inputs_in_every_version():
+    """Once the frame's floats vary, its next version passes them to the same resume function as
+    before (a dead float is not handed on, which would make another code object), and a resume
+    function made by a version whose floats vary takes its floats as inputs from the start."""
+    compiled = run_both(build_then_apply, [lambda a=a: (np.arange(4.0), a) for a in (0.5, 1.5, 2.5, 3.5, 4.5, 5.5)])
+    assert compiles(compiled, "build_then_apply.<resume") == 2
+    assert compiles(compiled, "build_then_apply") == 4
+
+
 mouse = {"x": 0.0, "y": 0.0}
 
 

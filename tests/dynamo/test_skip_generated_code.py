@@ -48,8 +48,26 @@ def test_namedtuple_new_called_from_python_is_not_compiled(compiled):
 def test_dataclass_init_of_the_users_class_is_compiled(compiled):
     with dynamo.enable(backend="eager"):
         particle = Particle(1.0, 2.0)
-    assert particle == Particle(1.0, 2.0)
+        assert compiled == []  # generated code runs as it is on its first call
+        second = Particle(3.0, 4.0)
+    assert (particle, second) == (Particle(1.0, 2.0), Particle(3.0, 4.0))
     assert [name.rsplit(".", 1)[-1] for name in compiled] == ["__init__"]  # generated, in this module's globals
+
+
+def test_a_dataclass_defined_in_a_function_compiles_no_generated_code(compiled):
+    """dataclasses exec a new __create_fn__ (and new methods) for each class a call defines: code
+    that runs once is not worth compiling (it cost one compile per call)."""
+    def make(gain):
+        @dataclasses.dataclass
+        class Settings:
+            gain: float
+
+        return Settings(gain)
+
+    with dynamo.enable(backend="eager"):
+        made = [make(float(i)) for i in range(5)]
+    assert [m.gain for m in made] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert not [name for name in compiled if "__create_fn__" in name or name.endswith("__init__")], compiled
 
 
 def test_dataclass_init_of_a_library_class_is_not_compiled(compiled, tmp_path, monkeypatch):
@@ -107,6 +125,7 @@ def test_exec_in_the_users_globals_is_compiled(compiled):
     try:
         with dynamo.enable(backend="eager"):
             assert namespace["tripled_here"](4) == 12
+            assert namespace["tripled_here"](5) == 15  # compiled from its second call
     finally:
         del namespace["tripled_here"]
     assert compiled == ["tripled_here"]
