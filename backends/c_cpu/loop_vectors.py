@@ -20,6 +20,8 @@ import numpy as np
 
 from ...fx_ir import TensorMeta
 from .blas import numpy_ddot
+from .tiles import NumpyLoop
+from .ufunc_loops import loop_symbol, numpy_loop
 
 if TYPE_CHECKING:
     from .loop_codegen import LoopWriter
@@ -97,6 +99,19 @@ static double dyn_np_dot(dyn_ddot_fn ddot, int64_t n, const char *x, int64_t sx,
     r = dyn_arraytype_dot(ddot, n, x, sx, y, sy);
     free(tx); free(ty);
     return r;
+}
+/* NumPy's float64 matmul loop (its gufunc inner loop: BLAS gemv or NumPy's own loop, chosen by NumPy
+   from the strides) on one (m, n) @ (n, p) product, called as np.matmul calls it: a missing dimension
+   of a vector has length 1 and stride 0; the loop's flags are set apart ("in matmul") */
+static void dyn_matmul(void (*fn)(char **, const int64_t *, const int64_t *, void *), void *fn_data,
+                       const char *a, int64_t m, int64_t n, int64_t sam, int64_t san, const char *b, int64_t p,
+                       int64_t sbn, int64_t sbp, char *out, int64_t som, int64_t sop, int *flags) {
+    char *args[3] = {(char *)a, (char *)b, out};
+    const int64_t dims[4] = {1, m, n, p}, steps[9] = {0, 0, 0, sam, san, sbn, sbp, som, sop};
+    int before = fetestexcept(FE_ALL_EXCEPT);
+    fn(args, dims, steps, fn_data);
+    int raised = fetestexcept(FE_ALL_EXCEPT) & ~before;
+    if (raised) { *flags |= raised; feclearexcept(raised); }
 }
 /* a dot's floating-point flags are its own (NumPy reports them "in dot"/"in matmul"): set apart */
 static inline double dyn_dot(dyn_ddot_fn ddot, int numpy_dot, int64_t n, const char *x, int64_t sx, const char *y,
@@ -388,26 +403,34 @@ class Vectors:
         """The expression's values computed now into a temporary buffer (C order), as NumPy makes its
         fresh array here: a View of it. The buffer is the function's, grown as needed, freed at exit.
         `fill`: a constant to fill it with instead, None to leave it as it is (np.empty_like)."""
+        view = self.allocate(expr.lengths)
+        if fill is not None:
+            w = self.w
+            idx = tuple(w.var("e") for _ in expr.lengths)
+            count = w.var("k")
+            value = expr.at(idx) if fill == "" else fill
+            w.lines.append(f"int64_t {count} = 0;")
+            w.lines.append(loop_nest(idx, expr.lengths, f"((double *){view.data})[{count}++] = {value};"))
+        return view
+
+    def allocate(self, lengths: tuple[str, ...]) -> View:
+        """A temporary buffer of these lengths in C order (the function's, grown as needed, freed at
+        exit; its values are whatever it held): a View of it."""
         w = self.w
         slot = f"dyn_tmp[{self.temps}]"
         cap = f"dyn_cap[{self.temps}]"
         self.temps += 1
         total, data = w.var("n"), w.var("p")
-        w.lines.append(f"int64_t {total} = {' * '.join(expr.lengths)};")
+        w.lines.append(f"int64_t {total} = {' * '.join(lengths)};")
         w.lines.append(f"if ({total} > {cap}) {{ free({slot}); {slot} = malloc({total} * 8 + 8); "
                        f"if (!{slot}) goto nomem; {cap} = {total}; }}")
         strides = ["INT64_C(8)"]
-        for length in reversed(expr.lengths[1:]):
+        for length in reversed(lengths[1:]):
             stride = w.var("s")
             w.lines.append(f"int64_t {stride} = {strides[0]} * {length};")
             strides.insert(0, stride)
-        idx = tuple(w.var("e") for _ in expr.lengths)
-        count = w.var("k")
-        w.lines.append(f"char *{data} = (char *){slot}; int64_t {count} = 0; (void){count};")
-        if fill is not None:
-            value = expr.at(idx) if fill == "" else fill
-            w.lines.append(loop_nest(idx, expr.lengths, f"((double *){data})[{count}++] = {value};"))
-        return View(data, expr.lengths, tuple(strides), slot)
+        w.lines.append(f"char *{data} = (char *){slot};")
+        return View(data, lengths, tuple(strides), slot)
 
     def store_loop(self, target: View, rhs: Any, update: str | None) -> None:
         """target[e] = rhs[e] (or target[e] op rhs[e]) for every index e. Where rhs reads target's memory
@@ -500,11 +523,43 @@ class Vectors:
             raise self.refuse("copy() of a value that is not an array")
         self.w.bind(node, self.materialize(source), VEC, np.ndarray)
 
+    def matvec(self, node: Any, x: View, y: View) -> None:
+        """`x @ y` of a vector and a matrix (either way round): NumPy's own float64 matmul loop called as
+        np.matmul calls it (BLAS gemv where NumPy picks it, else NumPy's loop: NumPy's bits either
+        way), into a fresh vector."""
+        f8 = np.dtype(np.float64)
+        if numpy_loop("matmul", (f8, f8), f8) is None:
+            raise self.refuse("NumPy's matmul loop for float64 was not found")
+        loop = NumpyLoop(loop_symbol("matmul", (f8, f8), f8), "matmul", (f8, f8), f8)
+        if loop not in self.w.numpy_loops:
+            self.w.numpy_loops.append(loop)
+        if len(x.lengths) == 1:  # (n,) @ (n, p): m is missing
+            self.check_lengths(x.lengths[0], y.lengths[0])
+            out = self.allocate((y.lengths[1],))
+            a = (x.data, "INT64_C(1)", x.lengths[0], "INT64_C(0)", x.strides[0])
+            b = (y.data, y.lengths[1], y.strides[0], y.strides[1])
+            o = (out.data, "INT64_C(0)", "INT64_C(8)")
+        else:  # (m, n) @ (n,): p is missing
+            self.check_lengths(x.lengths[1], y.lengths[0])
+            out = self.allocate((x.lengths[0],))
+            a = (x.data, x.lengths[0], x.lengths[1], x.strides[0], x.strides[1])
+            b = (y.data, "INT64_C(1)", y.strides[0], "INT64_C(0)")
+            o = (out.data, "INT64_C(8)", "INT64_C(0)")
+        self.dots["matmul"] = True
+        self.w.lines.append(f"dyn_matmul((void (*)(char **, const int64_t *, const int64_t *, void *)){loop.symbol}, "
+                            f"{loop.symbol}_data, {', '.join(a)}, {', '.join(b)}, {', '.join(o)}, &matmul_flags);")
+        self.w.bind(node, out, VEC, np.ndarray)
+
     def dot(self, node: Any, flavour: str) -> None:
-        """np.dot ("dot") or `@` ("matmul") of two 1-d views: NumPy's BLAS ddot as NumPy calls it."""
+        """np.dot ("dot") or `@` ("matmul") of two 1-d views: NumPy's BLAS ddot as NumPy calls it; `@` of
+        a vector and a matrix: NumPy's matmul loop (`matvec`)."""
+        x, y = (self.value(a) for a in node.args)
+        if flavour == "matmul" and isinstance(x, View) and isinstance(y, View) \
+                and sorted((len(x.lengths), len(y.lengths))) == [1, 2]:
+            self.matvec(node, x, y)
+            return
         if numpy_ddot() is None:
             raise self.refuse("no BLAS ddot reproducing np.dot was found in this process")
-        x, y = (self.value(a) for a in node.args)
         if not (isinstance(x, View) and isinstance(y, View) and len(x.lengths) == len(y.lengths) == 1):
             raise self.refuse(f"{flavour} of values that are not 1-d slices")
         self.check_lengths(x.lengths[0], y.lengths[0])  # NumPy raises ValueError too
