@@ -28,7 +28,7 @@ from .choose import FasterOf
 from . import ufunc_loops
 from .codegen import CALL_MACROS, CHECK_MACRO, KernelSource, KernelWriter, SizeSource
 from .pairwise import refuse_sum
-from .emitters import PRELUDE, SUPPORTED_OPS, refuse_op, supported_dtype, uses_numpy_loop
+from .emitters import PRELUDE, SUPPORTED_OPS, refuse_op, supported_dtype, uses_numpy_loop, with_nan_safe_helpers
 from .rewrites import slice_updates_as_stores
 from .runtime import FlagReporter, graph_lines, make_runner
 from .toolchain import CCompilerUnavailable, Toolchain, toolchain
@@ -198,7 +198,7 @@ def other_code(graph_module: GraphModule, example_inputs: list[Any]) -> Callable
 def module_source(sources: list[KernelSource], checked: bool = False) -> str:
     loops = [(lp.symbol, lp.name, lp.arg_dtypes, lp.out) for lp in module_loops(sources)]
     head = PRELUDE + FE_BITS_SOURCE + CALL_MACROS + (CHECK_MACRO if checked else "") + ufunc_loops.declarations(loops)
-    return head + "\n" + "\n".join(s.src for s in sources)
+    return with_nan_safe_helpers(head, "\n" + "\n".join(s.src for s in sources))
 
 
 def module_loops(sources: list[KernelSource]) -> list[Any]:

@@ -6,6 +6,7 @@ Strides and sizes are read from the arguments at run time, so one binary serves 
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -106,6 +107,12 @@ _ANY_INDEX = sympy.Symbol("i_any", integer=True)
 _INDEX_NAME = re.compile(r"\b[xrd][0-9]+\b")
 
 
+def is_hidden_constant(e: Const) -> bool:
+    """A float constant the C compiler must not see (emitters.NAN_SAFE_SOURCE): a NaN, or -1.0 (x * -1.0
+    and x / -1.0 would become -x, which flips a NaN's sign where NumPy's multiply keeps it)."""
+    return np.dtype(e.dtype).kind == "f" and (bool(np.isnan(e.value)) or e.value == -1.0)
+
+
 def op_identity(e: Expr) -> str:
     """The same computation gets the same key, whatever its index variables are named (a value two
     places of one kernel compute, each inlined, raises its flags once in NumPy)."""
@@ -154,6 +161,8 @@ class KernelWriter:
         self.last_gathered: tuple[str, str] | None = None
         self.function_buffers: list[tuple[str, str, str]] = []  # (name, C type, length): per rows call
         self.reuse_memo: dict[int, str | None] = {}
+        # per rows function: the constant's C literal -> (local, C type, its opaque initializer)
+        self.hidden_constants: dict[str, tuple[str, str, str]] = {}
         self.loops: list[NumpyLoop] = []
         self.row_inputs: list[str] = []
         self.last_strides = {str(b.strides[-1]): name for name, b in buffers.items() if b.kind == "input" and b.shape}
@@ -216,8 +225,18 @@ class KernelWriter:
 
     def operand(self, e: Expr) -> str:
         if isinstance(e, Const):
-            return literal(e.value, e.dtype)
+            return self.hidden_constant(e) if is_hidden_constant(e) else literal(e.value, e.dtype)
         return self.names[id(e)]
+
+    def hidden_constant(self, e: Const) -> str:
+        """A local of the rows function holding constant `e`, read where the compiler cannot see its
+        value (emitters.NAN_SAFE_SOURCE: folds around a known NaN or -1.0 move a NaN's sign bit)."""
+        literal_text = literal(e.value, e.dtype)  # NaNs by their bits: dyn_f64_bits(0x...)
+        if literal_text not in self.hidden_constants:
+            opaque = literal_text.replace("_bits(", "_opaque(") if "_bits(" in literal_text else \
+                f"(({c_type(e.dtype)})dyn_f64_opaque(0x{struct.unpack('<Q', struct.pack('<d', e.value))[0]:016x}ULL))"
+            self.hidden_constants[literal_text] = (f"hidden{len(self.hidden_constants)}", c_type(e.dtype), opaque)
+        return self.hidden_constants[literal_text][0]
 
     def value(self, e: Expr, indent: str) -> None:
         """Assign `e` to a local (its operands are named already)."""
@@ -489,6 +508,7 @@ class KernelWriter:
         self.names, self.count = {}, 0
         self.reduced, self.recording = {}, True
         self.gathered, self.reuse_memo, self.function_buffers = {}, {}, []
+        self.hidden_constants = {}
         saved = dict(self.index.name_of)
         for stride in unit:
             self.index.name_of[stride] = "INT64_C(1)"
@@ -523,6 +543,8 @@ class KernelWriter:
                 "    int fpflags = 0;", *self.prologue("    ", skip=set(unit))]
         if not self.xs:
             rows.append("    (void)lo; (void)hi;")
+        for local, t, opaque in self.hidden_constants.values():
+            rows.append(f"    const {t} {local} = {opaque};")
         for buf, t, n in self.function_buffers:  # float sums' values: one buffer per call, not per row
             rows.append(f"    {t} *const {buf} = ({t} *)malloc((size_t)dyn_max_idx({n}, 1) * sizeof({t}));")
             rows.append(f"    if ({buf} == NULL) abort();")

@@ -20,6 +20,7 @@ import numpy as np
 from ...fx_ir import ForLoop, TensorMeta, loop_of
 from . import ufunc_loops
 from .codegen import CALL_MACROS
+from .emitters import with_nan_safe_helpers
 from .loop_vectors import VEC, VECTOR_HELPERS, Vectors, View, blas_header, is_slicing
 from .tiles import NumpyLoop
 
@@ -255,6 +256,8 @@ class LoopWriter:
         if type(x) is float or type(x) is np.float64:  # a float64 constant keeps its type (ptype)
             if not np.isfinite(x):
                 raise Refused("a constant that is not finite")
+            if x == -1.0:  # hidden from the compiler: x * -1.0 would become -x (emitters.NAN_SAFE_SOURCE)
+                return "dyn_f64_opaque(0xbff0000000000000ULL)", FLOAT
             return repr(float(x)), FLOAT
         raise Refused(f"a constant of type {type(x).__name__}")
 
@@ -362,7 +365,7 @@ class LoopWriter:
         if k == INT:
             self.lines.append(f"int64_t {var}; if (__builtin_sub_overflow(INT64_C(0), {e}, &{var})) goto overflow;")
         else:
-            self.lines.append(f"double {var} = -{e};")
+            self.lines.append(f"double {var} = dyn_neg_f8({e});")  # emitters.NAN_SAFE_SOURCE: why
         self.bind(node, var, k, self.ptype(node.args[0]))
 
     def sqrt(self, node: Any) -> None:
@@ -455,5 +458,5 @@ def loop_source(loop: ForLoop, name: str, values: tuple[Any, ...]) -> LoopWriter
     if writer.numpy_loops:
         helpers += (NUMPY_LOOP_HEAD + CALL_MACROS + ufunc_loops.declarations(
             [(lp.symbol, lp.name, lp.arg_dtypes, lp.out) for lp in writer.numpy_loops]))
-    writer.source = (LOOP_HEAD + helpers + function).replace("Py_ssize_t_", "int64_t")
+    writer.source = with_nan_safe_helpers(LOOP_HEAD + helpers, function).replace("Py_ssize_t_", "int64_t")
     return writer

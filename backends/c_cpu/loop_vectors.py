@@ -163,7 +163,7 @@ class Elementwise:
     def at(self, idx: tuple[str, ...]) -> str:
         parts = [o.at(idx) if isinstance(o, VECTORS) else f"(double)({o})" for o in self.operands]
         if self.symbol == "neg":
-            return f"(-{parts[0]})"
+            return f"dyn_neg_f8({parts[0]})"  # emitters.NAN_SAFE_SOURCE: why
         return f"({parts[0]} {self.symbol} {parts[1]})"
 
     def views(self) -> list[View]:

@@ -5,6 +5,7 @@ Every array value is a function from its index (sympy integers) to one of these;
 from __future__ import annotations
 
 import math
+import struct
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -107,8 +108,8 @@ class Const(Expr):
                 # NumPy casts the program's scalar (and warns) on every call: folded here, the warning
                 # came once, at compile time, from this line. The caller's node runs as a NumPy step.
                 raise OverflowError(f"the constant {value!r} does not fit {np.dtype(dtype)}") from exc
-        # 0.0 and -0.0 (and NaN payloads) must stay distinct keys
-        key = (repr(value),)
+        # 0.0 and -0.0, and NaNs of either sign or payload, must stay distinct keys (repr says 'nan' for all)
+        key = (repr(value), struct.pack("<d", value) if isinstance(value, float) else None)
         return _intern(cls, key, dtype, frozenset(), {"value": value})
 
 

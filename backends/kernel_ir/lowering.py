@@ -453,10 +453,10 @@ class Lowerer:
             self.constants.setdefault(result, None)  # reserve the name
             self.env[node] = HostValue(Ref(result))
         self.steps.append(HostStep(node.name, call, args, kwargs, result, reason, tuple(sorted(mutated))))
-        if is_alias_node(node):
-            shared = set().union(*(self.memory_of(a) for a in node.all_input_nodes))
-            if shared:
-                self.host_aliases[node] = shared
+        if is_alias_node(node) and node.all_input_nodes:
+            # recorded also when no argument's memory is a buffer: `a.real` of a complex input (a host
+            # value) is a view all the same, and `r += 1` on it must write a's memory, not a copy
+            self.host_aliases[node] = set().union(*(self.memory_of(a) for a in node.all_input_nodes))
         if mutated:
             self.refresh_views(mutated, node)
         target = node.args[0] if node.args else None
