@@ -99,9 +99,12 @@ class TieredGraph:
 
     # ---- the compile (the worker thread's job) ----------------------------------------------------
     def tier_up(self, args: tuple[Any, ...]) -> None:
-        from .c_cpu.toolchain import CCompilerUnavailable
-
         start = time.perf_counter()
+        try:
+            from .c_cpu.toolchain import CCompilerUnavailable  # (its import can fail too: inside the try)
+        except Exception as error:
+            self.failed(error)
+            return
         try:
             made = lookup_backend("c")(self.graph_module, list(args))
         except CCompilerUnavailable as error:
@@ -233,7 +236,9 @@ class _Worker:
             try:
                 if not self.stopping:
                     tier.tier_up(args)
-            except BaseException:  # only at interpreter exit: tier_up catches the rest
+            except Exception as error:  # tier_up catches backend c's errors; anything else: numpy, and go on
+                tier.failed(error)
+            except BaseException:  # only at interpreter exit
                 return
             finally:
                 del args
