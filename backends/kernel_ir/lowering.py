@@ -637,6 +637,12 @@ class Lowerer:
 
     # -- functionalized mutation -------------------------------------------------------------------
 
+    def writes_after(self, node: Node) -> bool:
+        """Whether a node after `node` writes memory (an in-place operator, a setitem, out=)."""
+        here = self.position[node]
+        return any(self.position[n] > here and n.op in ("call_function", "call_method") and _writes(n)
+                   for n in self.graph.nodes)
+
     def functionalizable(self, target: Node) -> Node:
         """The node whose value a mutation of `target` replaces; Unsupported when views could see it."""
         root = self.root.get(target, target)

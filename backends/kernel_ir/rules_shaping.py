@@ -86,7 +86,23 @@ def lower_reshape(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[st
     x = _array(args[0], "reshape")
     if kwargs.get("order", "C") != "C" or any(a == "F" for a in args[1:] if isinstance(a, str)):
         raise Unsupported("reshape in Fortran order")
-    return _view(node, reshape(x, _meta_shape(node)))
+    shape = _meta_shape(node)
+    if not _c_contiguous(x) and not _only_unit_axes_change(x.shape, shape) and L.writes_after(node):
+        # NumPy returns a view when the strides allow it and a copy otherwise, which the run-time layout
+        # of an argument decides: a later write must reach the one and not the other (fuzz-like corpus
+        # case: `d = a.reshape(-1)[::3]; a[0] += 1` of a strided a)
+        raise Unsupported("reshape whose argument's layout decides between a view and a copy, before a write")
+    return _view(node, reshape(x, shape))
+
+
+def _c_contiguous(x: TensorValue) -> bool:
+    """Whether `x` is in C order whatever the call: computed by the program, not a view or an argument."""
+    return "view_of" not in x.notes and (x.buffer is None or x.buffer.kind == "temp")
+
+
+def _only_unit_axes_change(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
+    """A reshape that only adds or drops axes of length 1: a view in NumPy whatever the strides."""
+    return [d for d in old if d != 1] == [d for d in new if d != 1]
 
 
 @rule(methods=("flatten",))
