@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...fx_ir import Graph, Node, TensorMeta
+from ...fx_ir.effects import is_impure_node
 from ...fx_ir.passes.cse import may_warn
 from .analysis import NodeInfo, Role, reduction_input_axis
 from .contiguity import block_rows, efficiency, inner_elements
@@ -428,9 +429,14 @@ def _keep_warning_order(units: list[Node | Kernel], nodes_of: Any, order: dict[N
                         waiting: dict[int, int], dependents: dict[int, list[int]]) -> None:
     """Steps that may warn run in the program order of their first op that may: NumPy warns in that order
     (fuzz seed 1045852: a kernel of `remainder` and a later `**` ran after the `//` between them, so its
-    warning came first). An edge the data already orders the other way is left out."""
+    warning came first). An edge the data already orders the other way is left out, and steps that write
+    into existing memory stay out of the chain: the order of reads before such a write is kept by
+    priority, not by edges, and a chain edge could move a reader of the old contents after it (fuzz:
+    `negative(x)` of an `x += 1.0` ran after a kernel storing `np.square(y)` into x, chained behind it)."""
     first_warning = {}
     for i, unit in enumerate(units):
+        if _writes_memory(unit, nodes_of):
+            continue
         warning = [order[n] for n in nodes_of(unit) if may_warn(n)]
         if warning:
             first_warning[i] = min(warning)
@@ -439,6 +445,14 @@ def _keep_warning_order(units: list[Node | Kernel], nodes_of: Any, order: dict[N
         if not _reaches(after, before, dependents):
             dependents[before].append(after)
             waiting[after] += 1
+
+
+def _writes_memory(unit: Node | Kernel, nodes_of: Any) -> bool:
+    """Whether a step stores into an array that exists before it (a kernel's setitem target, an
+    in-place operator, a ufunc's out=)."""
+    if isinstance(unit, Kernel) and unit.target is not None:
+        return True
+    return any(node.op in ("call_function", "call_method") and is_impure_node(node) for node in nodes_of(unit))
 
 
 def _reaches(start: int, goal: int, dependents: dict[int, list[int]]) -> bool:

@@ -69,3 +69,14 @@ def test_random_programs_match_numpy(program, seed) -> None:
     gm = build(2, _body(steps))
     check_graph(gm, [a, b], TINY)
     check_graph(gm, [a, b], SERIAL)
+
+
+def test_a_read_of_old_contents_stays_before_a_warning_kernels_write():
+    # found by the test above: negative(exp += 1) was chained (for warning order) behind the kernel
+    # storing np.square(...) into exp[:, 0:], so it read the square
+    steps = [("unary", 0)] * 5 + [("iadd", 331), ("unary", 4), ("unary", 1), ("unary", 524287), ("setitem", 362881)]
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0.1, 2.0, (1, 2)), rng.uniform(0.1, 2.0, (2,))
+    gm = build(2, _body(steps))
+    check_graph(gm, [a, b], TINY)
+    check_graph(gm, [a, b], SERIAL)
