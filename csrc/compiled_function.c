@@ -13,6 +13,11 @@ typedef struct {
     vectorcallfunc vectorcall;
 } CompiledFunction;
 
+/* A code skipped for good runs with the hook off after this many calls in a row that started no
+ * frame the hook would compile, and is called with it on again once in QUIET_RECHECK calls. */
+#define QUIET_CALLS 16
+#define QUIET_RECHECK 256
+
 /* The most parameters a call's arguments are bound to here; more take the frame path. */
 #define MAX_BOUND_SLOTS 32
 
@@ -103,6 +108,34 @@ static CacheEntry *lookup_before_frame(CompiledFunction *self, PyObject *const *
     return entry;
 }
 
+/* A call of a function whose code is skipped for good: the original runs, with the hook on for the
+ * frames it starts, unless its recent calls started none (ExtraState.quiet_calls): a function
+ * that gave up recompiling (a Mandelbrot escape loop on complex points) then costs what a plain
+ * call of it costs, without turning the hook on and off around each call. */
+static PyObject *call_skipped(CompiledFunction *self, ExtraState *state, PyObject *const *args, size_t nargsf,
+                              PyObject *kwnames) {
+    if (state->quiet_calls >= QUIET_CALLS && ++state->unhooked_runs % QUIET_RECHECK != 0) {
+        PyObject *suspended = eval_frame_suspend();
+        PyObject *result = PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+        eval_frame_resume(suspended);
+        return result;
+    }
+    Py_ssize_t lookups = eval_frame_lookups();
+    /* the call may free the state (dynamo.reset(), a new __code__): looked up again after it */
+    PyCodeObject *code = (PyCodeObject *)Py_NewRef(state->code);
+    PyObject *previous = eval_frame_swap_callback(self->callback);
+    PyObject *result = PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+    PyObject *mine = eval_frame_swap_callback(previous);
+    Py_DECREF(previous);
+    Py_DECREF(mine);
+    state = extra_state_get(code);
+    if (state != NULL && state->skip && !state->skip_unhooked && state->recheck_after == 0) {
+        state->quiet_calls = eval_frame_lookups() == lookups ? state->quiet_calls + 1 : 0;
+    }
+    Py_DECREF(code);
+    return result;
+}
+
 static PyObject *compiled_function_vectorcall(CompiledFunction *self, PyObject *const *args,
                                               size_t nargsf, PyObject *kwnames) {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -125,6 +158,9 @@ static PyObject *compiled_function_vectorcall(CompiledFunction *self, PyObject *
             PyObject *result = PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
             eval_frame_resume(suspended);
             return result;
+        }
+        if (state != NULL && state->skip && !state->skip_unhooked && state->recheck_after == 0) {
+            return call_skipped(self, state, args, nargsf, kwnames);
         }
     }
     PyObject *slots[MAX_BOUND_SLOTS];

@@ -67,6 +67,13 @@ typedef struct ExtraState {
     Py_ssize_t hit_serial;          /* hits of any of its entries so far: stamps for staleness */
     int skip_unhooked;              /* skip set for drops: its frames run with the hook off too, as
                                        the original's turns were timed (plain Python, callees included) */
+    /* A code skipped for good (it recompiled for new values, or cannot be compiled) that a
+     * compiled function calls: the hook is on around such a call only so that the frames it
+     * starts are compiled. `quiet_calls` counts its calls in a row that started none the hook
+     * would compile; past QUIET_CALLS its calls run with the hook off, all but one in
+     * QUIET_RECHECK (`unhooked_runs` counts them), which looks again. */
+    Py_ssize_t quiet_calls;
+    Py_ssize_t unhooked_runs;
 } ExtraState;
 
 int cache_module_init(void);
@@ -117,6 +124,9 @@ PyObject *eval_frame_suspend(void);
 /* A clock for timed turns (None: the monotonic clock), so that tests can decide what is slower. */
 void eval_frame_set_turn_timer(PyObject *timer);
 void eval_frame_resume(PyObject *suspended);
+/* How many frames this thread's hook has looked up in a cache so far (those of codes it does not
+ * skip): a call that changes it started a frame that may be compiled. */
+Py_ssize_t eval_frame_lookups(void);
 /* The next frame of `code` on this thread runs as it is, without a cache lookup (set right
  * before calling a function whose guards passed; NULL clears it). */
 void eval_frame_run_next_as_is(PyCodeObject *code);

@@ -25,6 +25,7 @@ static Py_ssize_t threads_with_callback = 0;
  * compiled function's call checked the guards already (eval_frame_run_next_as_is). */
 static _Thread_local PyCodeObject *tls_checked_code DYNAMO_TLS_MODEL = NULL;
 static _PyFrameEvalFunction previous_eval_frame = NULL;
+static _Thread_local Py_ssize_t tls_lookups DYNAMO_TLS_MODEL = 0; /* eval_frame_lookups */
 
 /* Argument references a call hands over to the frame it starts (eval_frame_call): the caller
  * owns them until that frame holds its own copies, and then lets go, so that while the callee
@@ -95,6 +96,8 @@ PyObject *eval_frame_call(PyObject *fn, PyObject **args, Py_ssize_t nargs, int m
 }
 
 void eval_frame_run_next_as_is(PyCodeObject *code) { tls_checked_code = code; }
+
+Py_ssize_t eval_frame_lookups(void) { return tls_lookups; }
 
 PyObject *eval_frame_suspend(void) {
     PyObject *callback = tls_callback;
@@ -251,6 +254,7 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
             state->skip = 1;
             state->skip_unhooked = 0;
             state->recheck_after = 0; /* for good */
+            state->quiet_calls = 0;
         }
     }
     else if (answer == dynamo_cache_full_marker) {
@@ -421,6 +425,7 @@ static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, in
         eval_frame_resume(suspended);
         return result;
     }
+    tls_lookups++;
     PyFunctionObject *func = compat_frame_function(frame);
     GuardInputs inputs = {
         .args = frame->localsplus,

@@ -54,6 +54,7 @@ static PyObject *py_mark_skip(PyObject *module, PyObject *arg) {
     state->skip = 1;
     state->skip_unhooked = 0;
     state->recheck_after = 0; /* for good */
+    state->quiet_calls = 0;
     Py_RETURN_NONE;
 }
 
@@ -74,6 +75,7 @@ static PyObject *py_clear_cache(PyObject *module, PyObject *arg) {
         state->skip = 0;
         state->recheck_after = state->skipped_calls = 0;
         state->skip_unhooked = 0;
+        state->quiet_calls = 0;
         if (PyList_SetSlice(state->entries, 0, PyList_GET_SIZE(state->entries), NULL) < 0) {
             return NULL;
         }
