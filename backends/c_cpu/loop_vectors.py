@@ -243,6 +243,8 @@ class Vectors:
         self.dots = {"dot": False, "matmul": False}  # which dot flavours the loop calls
         self.used = False  # whether the loop has slices (their C code assumes aligned 8-byte strides)
         self.temps = 0  # temporary buffers: the function's dyn_tmp[k], kept across iterations, freed at exit
+        self.whole_temps: set[View] = set()  # views of whole temporary buffers (C-contiguous)
+        self.contiguous: set[str] = set()  # C variables of arguments summed whole: C-contiguous per call
 
     def refuse(self, why: str) -> Exception:
         from .loop_codegen import Refused
@@ -430,7 +432,9 @@ class Vectors:
             w.lines.append(f"int64_t {stride} = {strides[0]} * {length};")
             strides.insert(0, stride)
         w.lines.append(f"char *{data} = (char *){slot};")
-        return View(data, lengths, tuple(strides), slot)
+        view = View(data, lengths, tuple(strides), slot)
+        self.whole_temps.add(view)
+        return view
 
     def store_loop(self, target: View, rhs: Any, update: str | None) -> None:
         """target[e] = rhs[e] (or target[e] op rhs[e]) for every index e. Where rhs reads target's memory
@@ -513,6 +517,30 @@ class Vectors:
         self.w.bind(node, expr, VEC, np.ndarray)
         if needs_temporary(node):
             self.w.bind(node, self.materialize(expr), VEC, np.ndarray)
+
+    def total(self, node: Any) -> None:
+        """np.sum(x) / x.sum() of a whole float64 argument (C-contiguous: checked per call) or temporary:
+        NumPy's own add loop in its reduce form over all the values in one call, from 0.0, as NumPy
+        reduces a contiguous array (its pairwise sum; "... encountered in reduce")."""
+        if node.kwargs or len(node.args) != 1:
+            raise self.refuse("a sum with an axis, dtype or out")
+        x = self.value(node.args[0])
+        whole_argument = getattr(node.args[0], "op", None) == "placeholder" and isinstance(x, View)
+        if not (whole_argument or x in self.whole_temps):
+            raise self.refuse("a sum of a slice (NumPy's order depends on its layout)")
+        if whole_argument:
+            self.contiguous.add(x.base)
+        f8 = np.dtype(np.float64)
+        loop = NumpyLoop(loop_symbol("add", (f8, f8), f8), "add", (f8, f8), f8)
+        if loop not in self.w.numpy_loops:
+            self.w.numpy_loops.append(loop)
+        var, n = self.w.var("x"), self.w.var("n")
+        self.w.ops.append("reduce")
+        self.w.lines.append(f"double {var} = 0.0; int64_t {n} = {' * '.join(x.lengths)}; if ({n} > 0) {{ "
+                            f"char *args_[3] = {{(char *)&{var}, {x.data}, (char *)&{var}}}; "
+                            "const int64_t steps_[3] = {0, 8, 0}; fpflags |= fetestexcept(DYN_FLAGS); "
+                            f"{loop.symbol}(args_, &{n}, steps_, {loop.symbol}_data); }}")
+        self.w.bind(node, var, "float", np.float64)
 
     def copy(self, node: Any) -> None:
         """`x.copy()` of a slice or an argument: its values now, in a temporary buffer in C order."""

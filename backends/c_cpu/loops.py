@@ -57,13 +57,14 @@ class NativeLoop:
     per kinds of its carried and captured values, or the Python loop over the compiled body where the
     body does not lower (the reason is logged and kept in `refused`)."""
 
-    def __init__(self, loop: ForLoop, fallback: Callable[..., Any], build: Callable[[str, list[Any]], int]) -> None:
+    def __init__(self, loop: ForLoop | WhileLoop, fallback: Callable[..., Any], build: Callable[[str, list[Any]], int]) -> None:
         self.loop = loop
         self.fallback = fallback  # the per-iteration Python loop: (start, stop, step, *values) -> tuple
         self.build = build  # (C source, NumPy loops it calls) -> the address of its function `loop0`
         self.compiled: dict[tuple[Any, ...], tuple[Any, int] | None] = {}
         self.refused: dict[tuple[Any, ...], str] = {}
         self.native_runs = 0
+        self.paused = False  # whether the last run of a while loop returned before its end
 
     def __call__(self, start: int, stop: int, step: int, *values: Any) -> tuple[Any, ...]:
         key = tuple(type(v) if not isinstance(v, np.ndarray) else (np.ndarray, v.ndim, v.dtype.str) for v in values)
@@ -74,7 +75,7 @@ class NativeLoop:
         if entry is None or not self.native_allowed(start, stop, step, values, entry[0]):
             return self.fallback(start, stop, step, *values)
         writer, address = entry
-        return self.run(writer, address, start, stop, step, values)
+        return self.run(writer, address, [start, stop, step], values, len(range(start, stop, step)) == 0)
 
     def compile(self, key: tuple[Any, ...], values: tuple[Any, ...]) -> tuple[Any, int] | None:
         try:
@@ -100,11 +101,16 @@ class NativeLoop:
         if writer.vec.used and not all(values[p].flags.aligned and all(s % 8 == 0 for s in values[p].strides)
                                        for p in writer.arrays):
             return False  # NumPy copies such arrays before a dot; slices assume whole float64 steps
+        for var, position in zip(writer.array_vars, writer.arrays):
+            if var in writer.vec.contiguous and not values[position].flags.c_contiguous:
+                return False  # NumPy sums another layout in another order
         return True
 
-    def run(self, writer: Any, address: int, start: int, stop: int, step: int, values: tuple[Any, ...]) -> tuple[Any, ...]:
+    def run(self, writer: Any, address: int, head: list[int], values: tuple[Any, ...], empty: bool) -> tuple[Any, ...]:
+        """The C loop on these values (`head`: the int slots before them), its errors raised and flags
+        warned as NumPy's; the carried values after it (`empty`: it runs no iteration)."""
         ddot = numpy_ddot()
-        ints = np.array([start, stop, step, *(values[p] for p in writer.int_slots),
+        ints = np.array([*head, *(values[p] for p in writer.int_slots),
                          ddot.address if ddot is not None else 0, 0, 0], dtype=np.int64)
         floats = np.array([*(values[p] for p in writer.float_slots), 0.0], dtype=np.float64)
         arrays = [values[p] for p in writer.arrays]
@@ -122,11 +128,12 @@ class NativeLoop:
             raise ValueError(f"operands could not be broadcast together with shapes ({ints[0]},) ({ints[1]},)")
         if error == 4:
             raise MemoryError("backend c's C loop could not allocate a scratch vector")
+        self.paused = error == 5  # a while loop that ran 50 ms: called again (Python sees signals between)
         for flags, ops in ((int(ints[writer.dot_slot + 1]), ["dot"]), (int(ints[writer.dot_slot + 2]), ["matmul"]),
                            (status >> 3, writer.ops)):
             if flags and ops:
                 report_flags(flags, ops)
-        if len(range(start, stop, step)) == 0:
+        if empty:
             return tuple(values[:self.loop.num_carried])
         results = []
         int_slot = {p: 3 + n for n, p in enumerate(writer.int_slots)}
@@ -137,6 +144,27 @@ class NativeLoop:
             else:
                 results.append(kind(floats[float_slot[k]]))
         return tuple(results)
+
+
+class NativeWhile(NativeLoop):
+    """`run_loop` of a WhileLoop under backend "c": the whole loop as one C `while` where its body
+    lowers, else the Python loop over the compiled body."""
+
+    def __call__(self, condition: Any, *values: Any) -> tuple[Any, ...]:
+        go = bool(condition)  # Python's test of the first condition, as the while statement makes it
+        key = tuple(type(v) if not isinstance(v, np.ndarray) else (np.ndarray, v.ndim, v.dtype.str) for v in values)
+        if key in self.compiled:
+            entry = self.compiled[key]
+        else:
+            entry = self.compiled[key] = self.compile(key, values)
+        if entry is None or not self.native_allowed(0, 1, 1, values, entry[0]):
+            return self.fallback(go, *values)
+        writer, address = entry
+        while True:
+            carried = self.run(writer, address, [int(go), 0, 0], values, not go)
+            if not self.paused:
+                return carried
+            values, go = (*carried, *values[len(carried):]), True
 
 
 INT_LIMIT = 2 ** 62
@@ -170,11 +198,12 @@ def report_flags(flags: int, ops: list[str]) -> None:
 FE_BITS = {"invalid": 0x01, "divide": 0x04, "over": 0x08, "under": 0x10}
 
 
-def native_loop(loop: ForLoop, compile_graph: Callable[[GraphModule, list[Any]], Any],
-                build: Callable[[str, list[Any]], int]) -> ForLoop:
+def native_loop(loop: ForLoop | WhileLoop, compile_graph: Callable[[GraphModule, list[Any]], Any],
+                build: Callable[[str, list[Any]], int]) -> ForLoop | WhileLoop:
     """`loop` running as a C loop where its body lowers, else as the Python loop over its compiled body."""
     body = CompiledBody(loop.body, compile_graph)
-    return loop.with_body(body, NativeLoop(loop, partial(loop.iterate, body), build))
+    kind = NativeLoop if isinstance(loop, ForLoop) else NativeWhile
+    return loop.with_body(body, kind(loop, partial(loop.iterate, body), build))
 
 
 def loop_counts(run: Any) -> tuple[int, int]:
@@ -185,12 +214,7 @@ def loop_counts(run: Any) -> tuple[int, int]:
         inner_native, inner_python = loop_counts(candidate)
         native, python = native + inner_native, python + inner_python
     for value in getattr(run, "__globals__", {}).values():
-        if isinstance(value, WhileLoop) and isinstance(value.run_body, CompiledBody):
-            for program in value.run_body.programs.values():  # a while loop's compiled body: its for loops
-                inner_native, inner_python = loop_counts(program)
-                native, python = native + inner_native, python + inner_python
-            continue
-        if not isinstance(value, ForLoop) or not isinstance(value.run_loop, NativeLoop):
+        if not isinstance(value, (ForLoop, WhileLoop)) or not isinstance(value.run_loop, NativeLoop):
             continue
         entries = [e for e in value.run_loop.compiled.values() if e is not None]
         if entries and value.run_loop.native_runs:

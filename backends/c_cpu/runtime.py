@@ -21,7 +21,7 @@ from ..kernel_ir import HostStep, Kernel, Program, Ref
 from ..kernel_ir.values import is_symbolic
 from .codegen import KernelSource, SizeSource
 from .emitters import QUIET_OPS
-from .loops import CompiledBody, native_loop
+from .loops import native_loop
 from .pairwise import layout_ok
 
 _filenames = count()
@@ -350,11 +350,8 @@ class RunnerWriter:
 
     def host_step(self, step: HostStep) -> None:
         kind, target = step.call
-        if isinstance(target, ForLoop) and self.compile_graph is not None:
+        if isinstance(target, (ForLoop, WhileLoop)) and self.compile_graph is not None:
             target = native_loop(target, self.compile_graph, self.loop_builder())
-        elif isinstance(target, WhileLoop) and self.compile_graph is not None:
-            # each iteration runs the body compiled by this backend (its for loops as C loops)
-            target = target.with_body(CompiledBody(target.body, self.compile_graph))
         args = [self.expr(a) for a in step.args]
         kwargs = [f"{k}={self.expr(v)}" for k, v in step.kwargs.items()]
         if kind == "method":

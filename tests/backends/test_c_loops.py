@@ -28,10 +28,7 @@ class Recorder(c_helpers.Recorder):
             for candidate in getattr(run, "candidates", ()):  # FasterOf: c and numpy timed in turn
                 walk(candidate)
             for value in getattr(run, "__globals__", {}).values():
-                if isinstance(value, WhileLoop):  # its body compiled by backend c, run per iteration
-                    for program in getattr(value.run_body, "programs", {}).values():
-                        walk(program)
-                if isinstance(value, ForLoop) and isinstance(value.run_loop, NativeLoop):
+                if isinstance(value, (ForLoop, WhileLoop)) and isinstance(value.run_loop, NativeLoop):
                     found.append(value.run_loop)
                     for program in getattr(value.run_body, "programs", {}).values():
                         walk(program)

@@ -158,28 +158,40 @@ def test_overflow_in_a_2d_update_warns_as_numpy_does():
     assert sorted({str(w.message) for w in our_w}) == sorted({str(w.message) for w in plain_w})
 
 
-def test_while_loop_body_runs_compiled_with_its_for_loop_as_c():
-    def relax(u, tol):
-        diff = 1.0
-        steps = 0
-        while diff > tol:  # data-dependent: a while loop node, its body compiled by backend c
-            un = u.copy()
-            for q in range(3):
-                u[1:-1, 1:-1] = 0.25 * (u[1:-1, 2:] + u[1:-1, :-2] + u[2:, 1:-1] + u[:-2, 1:-1])
-            u[0, :] = u[1, :]
-            diff = np.abs(np.sum(u) - np.sum(un)) / np.sum(u)
-            steps += 1
-        return steps, u
+def relax(u, tol):
+    diff = 1.0
+    steps = 0
+    while diff > tol:  # data-dependent: a while loop node (its first iteration peeled before it)
+        un = u.copy()
+        for q in range(3):
+            u[1:-1, 1:-1] = 0.25 * (u[1:-1, 2:] + u[1:-1, :-2] + u[2:, 1:-1] + u[:-2, 1:-1])
+        u[0, :] = u[1, :]
+        diff = np.abs(np.sum(u) - np.sum(un)) / np.sum(u)
+        steps += 1
+    return steps, u
+
+
+def test_while_loop_with_sums_is_one_c_loop():
     u = rng.random((12, 12))
-    steps = relax(u.copy(), 1e-4)[0]
-    assert steps > 3
-    with config.patch(c_choose_faster=False):  # the body's C kernels whatever their speed
-        rec = run_both(relax, [(u, 1e-4)])
-        before = sum(native_runs(rec))
-        compiled = dynamo.compile(relax, backend=rec)
-        compiled(u.copy(), 1e-4)
-    # the first iteration is peeled before the loop node: the others ran the body's for loop as C
-    assert sum(native_runs(rec)) - before == steps
+    assert relax(u.copy(), 1e-4)[0] > 3
+    rec = run_both(relax, [(u, 1e-4), (rng.random((12, 12)), 1e-4), (rng.random((12, 12)), 1e-4)])
+    assert native_runs(rec) == [3, 3]  # the peeled iteration's for loop; the while loop, its for loop nested
+    assert [len(loop.compiled) for loop in rec.native_loops()] == [1, 1]
+
+
+def test_a_long_while_loop_pauses_and_goes_on(monkeypatch):
+    from dynamo.backends.c_cpu import loop_codegen
+
+    monkeypatch.setattr(loop_codegen, "PAUSE_AFTER_NS", 0)  # back to Python every 256 iterations
+    def count(x, n):
+        k = 0
+        total = np.float64(0.0)
+        while total < n:
+            x[1:] += x[:-1] * 0.5
+            total = total + x[0]
+            k += 1
+        return k, total, x
+    run_both(count, [(np.ones(7), 2000.0)])
 
 
 def test_vector_matrix_products_call_numpys_matmul_loop():
