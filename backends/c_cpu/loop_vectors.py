@@ -254,6 +254,11 @@ class Vectors:
     def view(self, array: Any, index: Any) -> View:
         w = self.w
         base, kind = w.operand(array)
+        if kind == VEC and isinstance(base, View):  # a slice of a temporary (b = np.zeros_like(u); b[1:-1] = ...)
+            _, sub = self.of_view(base, index)
+            if sub is None:
+                raise self.refuse("an element of a temporary as a slice")
+            return sub
         if kind != "array":
             raise self.refuse("slicing a value that is not an argument array")
         meta = array.meta.get("val")
