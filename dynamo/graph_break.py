@@ -614,6 +614,9 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
         raise CannotBreak("a NULL among the operands of an instruction run in Python")
     if operands and operands[0] is _PAIR_REST:
         raise CannotBreak("the instruction takes half of a method load")
+    raising = kind is BreakKind.STRAIGHT and inst.name.startswith("CALL") and _raised_next(tx, leaves)
+    if raising:
+        _store_locals(cg, tx)
     if inst.name in ("STORE_ATTR", "DELETE_ATTR") and _rebuilt_not_same(operands[-1]):
         # `a.dtype.names = [...]`: the dtype the trace folded is rebuilt as a constant, another
         # object than the program's own, so the store would change nothing the program sees
@@ -648,6 +651,9 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
         cg.append(inst.copy())
     if kind is BreakKind.TERMINAL:
         return
+    if raising:
+        cg.append(tx.instructions[tx.ip + 1].copy())
+        return
     results: list[VariableTracker] = [NULL] * leaves
     for position in reversed(range(leaves)):  # the top of the stack is the last result
         if position in result_nulls:
@@ -656,6 +662,42 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
         cg.append(Instr("STORE_FAST", temp.name))
         results[position] = temp
     _call_resume(cg, tx, tx.ip + 1, below + results)
+
+
+def _raised_next(tx: "InstructionTranslator", leaves: int) -> bool:
+    """The instruction's one result is raised at once (`raise E(...)`: a CALL, then RAISE_VARARGS 1),
+    by no handler of the frame: the frame raises it itself, as plain Python does. A resume function
+    would raise it in a frame of its own, whose f_back is the transformed frame instead of the
+    caller (CPython's test_exceptions reads tb.tb_frame.f_back of such an exception)."""
+    following = tx.ip + 1
+    return (leaves == 1 and following < len(tx.instructions)
+            and tx.instructions[following].name == "RAISE_VARARGS" and tx.instructions[following].arg == 1
+            and following not in tx.facts.handler and tx.ip not in tx.facts.handler)
+
+
+def _store_locals(cg: PyCodegen, tx: "InstructionTranslator") -> None:
+    """Before the frame raises: the user's locals as the trace has them, in the frame's own slots
+    (a traceback's frame shows them, and holds their objects, as plain Python's does): an array
+    only the graph computed becomes one of its outputs. A value that cannot be rebuilt keeps the
+    slot as it is."""
+
+    def rebuilds(value: VariableTracker) -> bool:
+        try:
+            cg.sources_read_by(lambda dry: reconstruct(dry, tx, value))
+        except Unsupported:
+            return False
+        return True
+
+    stored = []
+    for name, value in sorted(tx.symbolic_locals.items()):
+        if name not in tx.code.co_varnames or name in tx.code.co_cellvars or value is NULL or name.startswith("___"):
+            continue  # (a resume function's stack items are its arguments already)
+        if isinstance(value.source, LocalSource) and value.source.local_name == name:
+            continue  # the slot holds it already
+        if rebuilds(value):
+            reconstruct(cg, tx, value)  # all loaded before any is stored: `a, b = b, a` reads both
+            stored.append(name)
+    cg.append(*[Instr("STORE_FAST", name) for name in reversed(stored)])
 
 
 def _run_jump(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, stack: list[VariableTracker]) -> None:

@@ -63,7 +63,18 @@ class Guard:
             return self.value.describe(name)
         if self.kind in _RELATIONS:
             return f"{name} {'is' if self.kind is GuardKind.SAME_AS else 'is not'} {self.value.name()}"
-        return f"{name} == {self.value!r}"
+        return f"{name} == {_shown(self.value)}"
+
+
+def _shown(value: Any) -> str:
+    """repr(value) for a reason text, which must never raise: an int past
+    sys.get_int_max_str_digits() has no repr (ValueError; CPython's test_math recompiles for one)."""
+    try:
+        return repr(value)
+    except ValueError:
+        if isinstance(value, int):
+            return f"<int of {value.bit_length()} bits>"
+        raise
 
 
 def _describe(value: Any) -> str:
@@ -72,7 +83,7 @@ def _describe(value: Any) -> str:
     if isinstance(value, type):
         return value.__qualname__ if value.__module__ == "builtins" else f"{value.__module__}.{value.__qualname__}"
     if value is None or isinstance(value, (bool, int, float, str)):
-        return repr(value)
+        return _shown(value)
     name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
     return f"<{type(value).__name__} {name}>" if name else f"<{type(value).__name__} at {id(value):#x}>"
 

@@ -96,8 +96,8 @@ class ShapeEnv(SizeOracle):
 
     def int_symbol(self, source: Any, value: int, why: str) -> sympy.Symbol | None:
         """A symbol for a dynamic int argument (>= 2, like a size), or None when it stays static."""
-        if value < MIN_DYNAMIC_SIZE or len(self.arrays) >= MAX_DYNAMIC_ARRAYS:
-            return None
+        if value < MIN_DYNAMIC_SIZE or value >= 2 ** 63 or len(self.arrays) >= MAX_DYNAMIC_ARRAYS:
+            return None  # (the size guards read an int as a C int64)
         if source in self.arrays:
             return self.arrays[source][0]
         symbol = self._new_symbol(source, None, value, False, why)

@@ -21,6 +21,7 @@ class ConstDictVariable(VariableTracker):
     def __init__(self, items: dict[Any, VariableTracker], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.items = dict(items)
+        self.popped: list[Any] = []  # keys popitem() took, in order (the write-back takes them so too)
 
     @classmethod
     def from_pairs(cls, tx: "Tx", keys: list[VariableTracker], values: list[VariableTracker]) -> "ConstDictVariable":
@@ -153,6 +154,7 @@ class ConstDictVariable(VariableTracker):
             unsupported(Category.EXCEPTION, "popitem of an empty dict raises KeyError")
         tx.output.side_effects.mutate(self)
         key, value = self.items.popitem()
+        self.popped.append(key)
         return TupleVariable([_wrap_key(key), value])
 
     def setdefault(self, tx: "Tx", key: VariableTracker, default: VariableTracker | None = None) -> VariableTracker:
@@ -177,7 +179,9 @@ class ConstDictVariable(VariableTracker):
         codegen.begin_call(_replace_contents)
         codegen.load_source(self.source)
         self.build(codegen)
-        codegen.end_call(2)
+        if self.popped:
+            codegen.load_const(tuple(self.popped))
+        codegen.end_call(3 if self.popped else 2)
         codegen.pop_top()
 
     def reconstruct(self, codegen: "PyCodegen") -> None:
@@ -340,6 +344,25 @@ def _same_key(a: Any, b: Any) -> bool:
     return False
 
 
-def _replace_contents(original: dict, new: dict) -> None:
-    original.clear()
-    original.update(new)
+def _replace_contents(original: dict, new: dict, popped: tuple = ()) -> None:
+    """Give `original` the items and order of `new` (the dict as the trace left it) by the operations
+    plain Python's program made: a key popitem() took by popitem(), other keys gone by `del`, changed
+    values and new keys by stores. The table clear() and update() would build instead is another
+    (sys.getsizeof differs; a split instance __dict__ stays split after `del` but is combined by
+    popitem(), as CPython's test_dict checks): only when the order of the kept keys changed."""
+    kept = [key for key in original if key in new]
+    if list(new)[: len(kept)] != kept:
+        original.clear()
+        original.update(new)
+        return
+    for key in popped:
+        if key in original and key not in new:
+            if _same_key(next(reversed(original)), key):
+                original.popitem()
+            else:
+                del original[key]
+    for key in [key for key in original if key not in new]:
+        del original[key]
+    for key, value in new.items():
+        if key not in original or original[key] is not value:
+            original[key] = value

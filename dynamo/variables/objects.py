@@ -127,6 +127,16 @@ def _wrap(tx: "Tx", value: Any, source: Source | None) -> VariableTracker:
     return tx.output.builder(value, source) if source is not None else wrap_plain(tx, value)
 
 
+def check_class_namespaces(classes: tuple[type, ...], what: str) -> None:
+    """Give up on a lookup through these classes' __dict__s when one has a key that is not an exact
+    str: one with the name's hash runs its own __eq__ in every lookup of the name (user code, run
+    once per lookup by Python, and again by each lookup of the trace and of its guards)."""
+    for cls in classes:
+        if not all(type(key) is str for key in cls.__dict__):
+            unsupported(Category.UNSUPPORTED_VALUE, f"the __dict__ of the class {cls.__qualname__} (looked up for "
+                        f"{what}) has keys that are not strings")
+
+
 def _plain_lookup(attribute: Any) -> bool:
     """Reading the class attribute runs no code that could raise: a plain value, a function,
     a staticmethod or a classmethod."""
@@ -183,6 +193,8 @@ class UserClassVariable(VariableTracker):
     def _check_complete(self) -> None:
         if type.__dict__["__mro__"].__get__(self.value) is None:  # type.__new__ is running its mro()
             unsupported(Category.UNSUPPORTED_VALUE, f"{self.describe()} is being created (no __mro__ yet)")
+        # a class attribute is looked up on the metaclass (descriptors) and on the class
+        check_class_namespaces(inspect.getmro(type(self.value)) + self.value.__mro__, self.describe())
 
     def has_attribute(self, tx: "Tx", name: str) -> bool:
         self._check_complete()
@@ -290,6 +302,7 @@ class UserObjectVariable(VariableTracker):
 
     def _custom_hook(self, name: str) -> None:
         cls = type(self.value)
+        check_class_namespaces(cls.__mro__, self.describe())
         if cls is _thread._local:
             return  # its C hooks only pick the calling thread's __dict__, which guards read too
         for hook in ("__getattribute__", "__getattr__"):
@@ -342,6 +355,7 @@ class UserObjectVariable(VariableTracker):
 
     def _check_plain_store(self, name: str, what: str) -> None:
         cls = type(self.value)
+        check_class_namespaces(cls.__mro__, self.describe())
         descriptor = inspect.getattr_static(cls, name, None)
         custom = cls is not _thread._local and any(
             getattr(cls, hook) is not getattr(object, hook) for hook in ("__setattr__", "__delattr__"))
@@ -539,7 +553,11 @@ class NewObjectVariable(UserObjectVariable):
 def _make_object(cls: type, attributes: dict) -> Any:
     """What the transformed code calls to build an object the trace created."""
     obj: Any = object.__new__(cls)
-    obj.__dict__.update(attributes)
+    for name, value in attributes.items():
+        # one store at a time, as the program made them (no custom __setattr__, no data descriptor:
+        # _check_plain_store): __dict__.update() builds another table (the first instance of a class
+        # got a combined dict where Python's stores share the class's keys; CPython's test_dict)
+        object.__setattr__(obj, name, value)
     return obj
 
 

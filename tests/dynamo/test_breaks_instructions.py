@@ -236,8 +236,8 @@ JUMPS = [
     (jump_is_not_none, [((arange(3), {}), (2, 1, 0)), ((arange(3), {None: 2.0}), (2, 1, 0))]),
     (jump_chained_comparison, [((np.ones(2),), (1, 1, 0)), ((np.ones(20),), (2, 1, 0)), ((-np.ones(2),), (2, 1, 0))]),
     (jump_any, [((np.ones(2),), (1, 1, 0)), ((np.zeros(2),), (1, 1, 0))]),
-    # the failing assert: the branch, then AssertionError made and raised in Python
-    (assert_positive, [((np.ones(2),), (1, 1, 0)), ((-np.ones(2) * 3,), (1, 4, 0))]),
+    # the failing assert: the branch, then AssertionError made and raised by the frame itself in Python
+    (assert_positive, [((np.ones(2),), (1, 1, 0)), ((-np.ones(2) * 3,), (1, 3, 0))]),
     # the loop body after the first test runs in Python (it would break on every iteration)
     (jump_while, [((np.ones(4),), (1, 1, 1)), ((np.full(3, 40.0),), (1, 1, 1))]),
 ]

@@ -3,7 +3,9 @@ each reduced to its mechanism and compared plain against compiled: identity of t
 argument check, list equality whose items mutate the lists, odd values read from the frame."""
 import builtins
 import itertools
+import sys
 import types
+import warnings
 import weakref
 
 import numpy as np
@@ -171,6 +173,142 @@ def test_instance_dict_with_a_key_that_is_not_a_string_runs_its_eq_as_python():
     plain, compiled = both_ways(read_attr_of, lambda: (object_whose_dict_key_deletes_the_class_attribute(), np.arange(3.0)))
     assert plain[:2] == (1, False)
     assert same_outcomes(plain, compiled), (plain, compiled)
+
+
+def class_with_a_key_that_rebases_it():
+    """CPython's test_descr (test_type_lookup_mro_reference): a class __dict__ key hashing as
+    'mykey' whose __eq__, run by the lookup of X.mykey, replaces X's bases."""
+    class HashesAsMykey:
+        def __hash__(self):
+            return hash("mykey")
+
+        def __eq__(self, other):
+            CALLS.append(("eq", other))
+            made.__bases__ = (Second,)
+            return False
+
+    class First:
+        mykey = mykey2 = "from First"
+
+    class Second:
+        mykey = mykey2 = "from Second"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 3.13 warns of the key that is not a string
+        made = type("Made", (First,), {HashesAsMykey(): 5})
+    return made
+
+
+REBASED: list = []
+
+
+def read_class_and_instance_attributes(x):
+    cls, instance = REBASED
+    # the first lookup runs the key's __eq__ once; it goes on in the bases it started with
+    return cls.mykey, cls.mykey2, instance.mykey, instance.mykey2, x + 1
+
+
+def fresh_rebased_classes():
+    CALLS.clear()
+    REBASED[:] = [class_with_a_key_that_rebases_it(), class_with_a_key_that_rebases_it()()]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_class_dict_with_a_key_that_is_not_a_string_runs_its_eq_as_python(backend):
+    fresh_rebased_classes()
+    assert read_class_and_instance_attributes(1)[:4] == ("from First", "from Second", "from First", "from Second")
+    check_same(read_class_and_instance_attributes, lambda: (np.arange(3.0),), backend,
+               observe=lambda: list(CALLS), reset=fresh_rebased_classes)
+
+
+SHARED_KEY_DICTS: list = []
+
+
+def fresh_shared_key_dicts():
+    """Instance __dicts__ of one new class: split tables sharing their keys (CPython's test_dict)."""
+    class SharesKeys:
+        pass
+
+    SHARED_KEY_DICTS.clear()
+    for _ in range(3):
+        obj = SharesKeys()
+        obj.x, obj.y, obj.z = 1, 2, 3
+        SHARED_KEY_DICTS.append(obj.__dict__)
+
+
+def pops_deletes_and_stores(x):
+    popped, deleted, stored = SHARED_KEY_DICTS
+    item = popped.popitem()  # combines the split table: sys.getsizeof grows
+    del deleted["y"]  # keeps it split
+    stored["y"] = x.sum()
+    stored["w"] = 4
+    return item, x + 1
+
+
+def sizes_and_items():
+    return [(sys.getsizeof(d), list(d.items())) for d in SHARED_KEY_DICTS]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_dict_mutated_in_a_graph_is_changed_by_the_programs_own_operations(backend):
+    # a dict was written back with clear() and update(), which builds another table than popitem(),
+    # `del` and stores do (CPython's test_dict: test_splittable_popitem)
+    def make_args():
+        fresh_shared_key_dicts()
+        return (np.arange(3.0),)
+
+    check_same(pops_deletes_and_stores, make_args, backend, observe=sizes_and_items)
+
+
+def objects_made_in_the_function(cls, x):
+    first = cls()
+    first.x, first.y, first.z = 1, 2, 3
+    second = cls()
+    second.x, second.y, second.z = 4, 5, 6
+    return first, second, x + 1
+
+
+def dicts_share_their_keys(objects):
+    """Whether each instance __dict__ is a split table: popitem() combines one, which grows it."""
+    shared = []
+    for obj in objects:
+        size = sys.getsizeof(obj.__dict__)
+        obj.__dict__.popitem()
+        shared.append(sys.getsizeof(obj.__dict__) > size)
+    return shared
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_objects_made_in_a_graph_share_their_classes_keys(backend):
+    # the transformed code filled an object the trace made with __dict__.update(): the first instance
+    # of a class got a combined table where Python's stores make one that shares the class's keys
+    def fresh_class():
+        class Point:
+            pass
+        return Point
+
+    plain = objects_made_in_the_function(fresh_class(), np.arange(3.0))[:2]
+    expected = [dict(vars(o)) for o in plain], dicts_share_their_keys(plain)
+    assert expected[1] == [True, True]
+    compiled = dynamo.compile(objects_made_in_the_function, backend=backend)
+    for _ in range(2):
+        got = compiled(fresh_class(), np.arange(3.0))[:2]
+        assert ([dict(vars(o)) for o in got], dicts_share_their_keys(got)) == expected
+
+
+def remainder_and_quotient(n, x):
+    return n % 7, n // 3, x + 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ints_past_the_digit_limit_recompile_as_python(backend):
+    # CPython's test_math (test_prod): a recompile for an int of more than 4300 digits formatted
+    # the failed guard with repr(), which raises ValueError; an int past int64 became a dynamic size
+    dynamo.reset()
+    compiled = dynamo.compile(remainder_and_quotient, backend=backend)
+    for n in (2 ** 20000, 3 ** 20000, 5, 6, 7, 3 ** 20000, 2 ** 64 + 3, 2 ** 63, -2 ** 63 - 1):
+        got, expected = compiled(n, np.arange(3.0)), remainder_and_quotient(n, np.arange(3.0))
+        assert got[:2] == expected[:2] and np.array_equal(got[2], expected[2])
 
 
 def describe_module(m, x):

@@ -1,6 +1,7 @@
 """What a program sees of itself is what plain Python shows: classes made with type() belong to
 the caller's module, locals() and vars() hold the user's names only, a caught traceback's frame
-is the function's own, and NameError's "Did you mean" hint survives `python -m dynamo run`."""
+is the function's own (and so is the frame of an exception made by a call that breaks the graph:
+its f_back is the caller), and NameError's "Did you mean" hint survives `python -m dynamo run`."""
 import os
 import subprocess
 import sys
@@ -37,8 +38,38 @@ def struct_sequences_keep_their_names(x):
     return info.max, info, sys.version_info.major, x + 1
 
 
+class FailsToInitialize(Exception):
+    def __init__(self):
+        # CPython's test_exceptions (testSettingException): the frame breaks at this call, with
+        # nothing captured before it, and raises what the call made
+        raise RuntimeError("cannot make it")
+
+
+def raises_what_it_computed(y):
+    y, z = y * 2, y  # a graph, then a break at the call that makes the exception
+    raise ValueError("bad", z.sum(), y.sum())
+
+
+def frames_of_the_traceback(x):
+    y = x + 1
+    outcomes = []
+    for fail in (lambda: raises_what_it_computed(y), FailsToInitialize):
+        try:
+            fail()
+        except (ValueError, RuntimeError) as error:
+            tb = error.__traceback__
+        frames = []
+        while tb is not None:  # each frame once, with its line, called by the frame before it
+            frames.append((tb.tb_frame.f_code.co_name, tb.tb_lineno, tb.tb_frame.f_back.f_code.co_name))
+            raised_in = tb.tb_frame
+            tb = tb.tb_next
+        # its locals as they were at the raise (the transformed frame also has emptied temporaries)
+        outcomes.append((frames, {k: v for k, v in raised_in.f_locals.items() if not k.startswith("___")}))
+    return outcomes, y
+
+
 CASES = [class_made_by_type, lambda_reads_its_locals_after_a_break, caught_traceback_frame_is_the_functions,
-         struct_sequences_keep_their_names]
+         struct_sequences_keep_their_names, frames_of_the_traceback]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
