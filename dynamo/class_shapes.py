@@ -41,9 +41,9 @@ def _held_by_its_module(cls: type, qualname: str) -> bool:
 def own_shape(cls: type) -> Any:
     """One class of an MRO: a class made by a call by its names, its attribute names in order and
     their kinds (the values are guarded where the trace reads them); any other by identity."""
-    if not made_by_a_call(cls):
-        return cls
     namespace = _DICT.__get__(cls, type)
+    if not made_by_a_call(cls) or not all(type(key) is str for key in namespace):
+        return cls  # (comparing a key of another type runs its __eq__: CPython's test_descr)
     return (_NAME.__get__(cls, type), _QUALNAME.__get__(cls, type), _MODULE.__get__(cls, type), tuple(namespace),
             tuple(map(type, namespace.values())))
 

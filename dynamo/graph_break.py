@@ -665,10 +665,8 @@ def _run_straight(cg: PyCodegen, tx: "InstructionTranslator", inst: Instr, kind:
 
 
 def _raised_next(tx: "InstructionTranslator", leaves: int) -> bool:
-    """The instruction's one result is raised at once (`raise E(...)`: a CALL, then RAISE_VARARGS 1),
-    by no handler of the frame: the frame raises it itself, as plain Python does. A resume function
-    would raise it in a frame of its own, whose f_back is the transformed frame instead of the
-    caller (CPython's test_exceptions reads tb.tb_frame.f_back of such an exception)."""
+    """The call's result is raised at once (RAISE_VARARGS 1), by no handler: the frame raises it, as
+    Python does (a resume function's frame has the transformed frame as f_back; test_exceptions)."""
     following = tx.ip + 1
     return (leaves == 1 and following < len(tx.instructions)
             and tx.instructions[following].name == "RAISE_VARARGS" and tx.instructions[following].arg == 1
@@ -676,17 +674,14 @@ def _raised_next(tx: "InstructionTranslator", leaves: int) -> bool:
 
 
 def _store_locals(cg: PyCodegen, tx: "InstructionTranslator") -> None:
-    """Before the frame raises: the user's locals as the trace has them, in the frame's own slots
-    (a traceback's frame shows them, and holds their objects, as plain Python's does): an array
-    only the graph computed becomes one of its outputs. A value that cannot be rebuilt keeps the
-    slot as it is."""
+    """Before the frame raises: the user's locals as the trace has them, in its own slots (a traceback's
+    frame shows and holds them); one that cannot be rebuilt keeps its slot as it is."""
 
-    def rebuilds(value: VariableTracker) -> bool:
+    def rebuilds(value: VariableTracker) -> bool:  # (an array only the graph computed: an output)
         try:
-            cg.sources_read_by(lambda dry: reconstruct(dry, tx, value))
+            return cg.sources_read_by(lambda dry: reconstruct(dry, tx, value)) is not None
         except Unsupported:
             return False
-        return True
 
     stored = []
     for name, value in sorted(tx.symbolic_locals.items()):
