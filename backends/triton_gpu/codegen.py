@@ -274,11 +274,14 @@ class KernelWriter:
             # NumPy's max and min propagate NaN
             return f"tl.reduce({body}, {axis}, _nan_{r.kind}, keep_dims=True)" if floating else f"tl.{r.kind}({body}, {kw})"
         if r.kind in ("argmax", "argmin"):
-            found = f"tl.{r.kind}({body}, {kw}, tie_break_left=True).to(tl.int64)"
             if not floating:
-                return found
-            # NumPy's argmax and argmin give the first NaN, if there is one
+                return f"tl.{r.kind}({body}, {kw}, tie_break_left=True).to(tl.int64)"
+            # NumPy's argmax and argmin give the first NaN, if there is one; tl.argmax/argmin see no NaN
+            # (Triton's interpreter reduces with np.nanargmax, which raises on a slice of NaNs only:
+            # fuzz seed 2012340, the argmax of a column of NaNs)
             nan = self.emit(f"({body} != {body}).to(tl.int8)")
+            worst = "float('-inf')" if r.kind == "argmax" else "float('inf')"
+            found = f"tl.{r.kind}(tl.where({nan} != 0, {worst}, {body}), {kw}, tie_break_left=True).to(tl.int64)"
             first = self.emit(f"tl.argmax({nan}, {kw}, tie_break_left=True).to(tl.int64)")
             return f"tl.where(tl.max({nan}, {kw}) != 0, {first}, {found})"
         fn = "max" if r.kind == "any" else "min"

@@ -506,6 +506,38 @@ def test_triton_logical_ops_of_a_loaded_scalar():
         assert run_recorded(compiled, (a, b)) == run_recorded(logical_ops_of_a_loaded_scalar, (a, b))
 
 
+def arg_extremes_with_columns_of_nans(a):
+    # fuzz seed 2012340, backend triton: tl.argmax of a column of NaNs raised InterpreterError ('All-NaN
+    # slice encountered': Triton's interpreter reduces with np.nanargmax)
+    return np.argmax(a, axis=0, keepdims=True), np.argmin(a, axis=0), np.argmax(a, axis=1), a.argmin()
+
+
+@pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_triton_arg_extremes_of_nans(dtype):
+    dynamo.reset()
+    compiled = dynamo.compile(arg_extremes_with_columns_of_nans, backend="triton")
+    nan, inf = np.nan, np.inf
+    for rows in ([[nan, 1.0], [nan, 2.0]], [[nan, nan], [nan, nan]], [[1.0, -inf], [-inf, 2.0]], [[inf, 1.0], [inf, nan]]):
+        a = np.array(rows, dtype)
+        assert run_recorded(compiled, (a,)) == run_recorded(arg_extremes_with_columns_of_nans, (a,))
+
+
+def integer_reciprocals(a):
+    # fuzz seed 2013244, backend triton: 1 // 0 in the kernel gave 0 where NumPy's integer reciprocal
+    # of 0 gives its CPU's value (INT_MIN on x86)
+    return np.reciprocal(a), np.reciprocal(a.astype(np.int8)), a ** -1 if a.dtype.kind == "f" else -a
+
+
+@pytest.mark.parametrize("backend", BACKENDS + (["triton"] if HAS_TRITON else []))
+def test_integer_reciprocals_are_numpys(backend):
+    dynamo.reset()
+    compiled = dynamo.compile(integer_reciprocals, backend=backend)
+    for values in ([0, 1, -1, 2, 7], [0, 0, 3]):
+        a = np.array(values, np.int32)
+        assert run_recorded(compiled, (a,)) == run_recorded(integer_reciprocals, (a,))
+
+
 G_SCALE = 0
 
 
