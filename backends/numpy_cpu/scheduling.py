@@ -449,7 +449,8 @@ def _keep_warning_order(units: list[Node | Kernel], nodes_of: Any, order: dict[N
 
 def _writes_memory(unit: Node | Kernel, nodes_of: Any) -> bool:
     """Whether a step stores into an array that exists before it (a kernel's setitem target, an
-    in-place operator, a ufunc's out=)."""
+    in-place operator, a ufunc's out=); other impure calls (random draws) count too, which only keeps
+    them to their program order."""
     if isinstance(unit, Kernel) and unit.target is not None:
         return True
     return any(node.op in ("call_function", "call_method") and is_impure_node(node) for node in nodes_of(unit))

@@ -82,13 +82,13 @@ class Launcher:
         self.tuner = tuner
         self.untuned = set(kernels) if tuner is not None else set()
         self.direct: dict[str, DirectLauncher] = {}  # on a GPU: each kernel's launches past the JIT
-        self.writes: dict[str, list[tuple[str, Any]]] = {}  # each kernel's written buffers, found once
+        self.writes = {step.name: [(name, program.buffers[name]) for name in step.writes()]
+                       for step in program.steps if isinstance(step, Kernel)}  # each kernel's, found once
         # (input position, dimension, symbol) for each size symbol an input's shape gives
         self.size_sources = [(k, d, n.name) for k, name in enumerate(program.placeholders)
                              if (buf := program.buffers.get(name)) is not None
                              for d, n in enumerate(buf.shape) if isinstance(n, sympy.Symbol)]
-        self.mutated_inputs = {name for step in program.steps if isinstance(step, Kernel)
-                               for name in step.writes() if program.buffers[name].kind == "input"}
+        self.mutated_inputs = {name for written in self.writes.values() for name, buf in written if buf.kind == "input"}
         self.device_constants: dict[str, Any] | None = None  # program.constants, copied to the device once
         # the inputs the program reads: a graph input nothing uses (a value loaded before a graph
         # break, say) must not decide where the graph runs
@@ -175,10 +175,7 @@ class Launcher:
         return map_aggregate(program.output, result)
 
     def launch(self, kernel: Kernel, on_device: Callable[[str], Any], dev: dict[str, Any]) -> None:
-        writes = self.writes.get(kernel.name)
-        if writes is None:
-            writes = self.writes[kernel.name] = [(name, self.program.buffers[name]) for name in kernel.writes()]
-        for name, buf in writes:
+        for name, buf in self.writes[kernel.name]:
             if name not in dev:
                 shape = tuple(self.evaluate(n) for n in buf.shape)
                 dev[name] = on_device(name) if buf.kind == "input" else self.device.empty(shape, buf.dtype)
