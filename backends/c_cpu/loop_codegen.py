@@ -21,7 +21,9 @@ from ...fx_ir import ForLoop, TensorMeta, WhileLoop, loop_of
 from . import ufunc_loops
 from .codegen import CALL_MACROS
 from .emitters import with_nan_safe_helpers
-from .loop_vectors import VEC, VECTOR_HELPERS, Vectors, View, blas_header, is_slicing
+from .loop_dtypes import loop_dtype, ufunc_helpers
+from .loop_exprs import View
+from .loop_vectors import VEC, VECTOR_HELPERS, Vectors, blas_header, evaluates_where_stored, is_slicing
 from .tiles import NumpyLoop
 
 # operator targets of scalar arithmetic: (C operator, NumPy's name in its warnings)
@@ -153,7 +155,8 @@ class LoopWriter:
         if not index:  # where a paused while loop goes on
             stores += ["    ints[0] = cond;"]
         temps, free_temps = self.vec.declarations()
-        return (f"int {self.name}(const dyn_arg *a) {{\n"
+        quiet = "DYN_QUIET_COMPARES " if self.vec.quiet else ""  # GCC's vectorizer: signaling compares
+        return (f"{quiet}int {self.name}(const dyn_arg *a) {{\n"
                 "    int64_t *ints = (int64_t *)a[0].data;\n    double *dbls = (double *)a[1].data;\n"
                 "    const int64_t start = ints[0], stop = ints[1], step = ints[2];\n"
                 f"    dyn_ddot_fn ddot = (dyn_ddot_fn)(intptr_t)ints[{self.dot_slot}];\n"
@@ -288,8 +291,10 @@ class LoopWriter:
 
     def kind_of_value(self, value: Any) -> str:
         if isinstance(value, np.ndarray):
-            if value.dtype != np.float64:
-                raise Refused(f"an array of dtype {value.dtype}")
+            try:
+                loop_dtype(value.dtype)  # slices of these dtypes lower (loop_dtypes.py); elements only of float64
+            except LookupError as why:
+                raise Refused(str(why)) from None
             return ARRAY
         if type(value) is np.float64 or type(value) is float:
             return FLOAT
@@ -339,6 +344,8 @@ class LoopWriter:
         meta = array.meta.get("val")
         if not isinstance(meta, TensorMeta) or len(parts) != meta.ndim:
             raise Refused("an index that does not select one element")
+        if meta.dtype != np.float64:  # NumPy's scalars of other dtypes warn and wrap their own way
+            raise Refused(f"an element of a {meta.dtype} array")
         offsets = [self.index_offset(base, axis, p) for axis, p in enumerate(parts)]
         return f"(double *)({base} + {' + '.join(offsets) or '0'})"
 
@@ -347,6 +354,11 @@ class LoopWriter:
         if node.kwargs:
             raise Refused(f"{getattr(target, '__name__', target)} with keywords")
         handler = LOWERINGS.get(target)
+        if evaluates_where_stored(target) and any(self.kinds.get(a) in (ARRAY, VEC) for a in node.args):
+            outer = not isinstance(target, np.ufunc)  # ufunc.outer
+            handler = LoopWriter.outer if outer else LoopWriter.vector_ufunc
+        if handler is None and target in VECTOR_OPERATORS and any(self.kinds.get(a) in (ARRAY, VEC) for a in node.args):
+            handler = LoopWriter.vector_operator
         if handler is None and target in BINARY and len(node.args) == 2:
             handler = LoopWriter.binary
         if handler is None and isinstance(target, np.ufunc) and target.nout == 1 and len(node.args) == target.nin:
@@ -458,6 +470,16 @@ class LoopWriter:
         self.ops.append(ufunc.__name__)
         self.bind(node, var, FLOAT, np.float64)
 
+    def vector_ufunc(self, node: Any) -> None:
+        self.vec.ufunc(node)
+
+    def outer(self, node: Any) -> None:
+        self.vec.outer(node)
+
+    def vector_operator(self, node: Any) -> None:
+        """`a // b`, `a % b` and bitwise operators on arrays: NumPy's ufunc for the operator."""
+        self.vec.ufunc(node, VECTOR_OPERATORS[node.target])
+
     def binary(self, node: Any) -> None:
         target, args = node.target, node.args
         var = self.var("x")
@@ -487,6 +509,10 @@ class LoopWriter:
         self.bind(node, var, FLOAT, np.float64)
 
 
+# operators that are NumPy ufuncs on arrays and have no scalar lowering here
+VECTOR_OPERATORS = {operator.floordiv: "floor_divide", operator.mod: "remainder", operator.and_: "bitwise_and",
+                    operator.or_: "bitwise_or", operator.xor: "bitwise_xor", operator.lshift: "left_shift",
+                    operator.rshift: "right_shift", operator.invert: "invert"}
 INPLACE = {operator.iadd, operator.isub, operator.imul, operator.itruediv}
 COMPARE = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",
            operator.ne: "!="}
@@ -521,7 +547,7 @@ def loop_source(loop: ForLoop | WhileLoop, name: str, values: tuple[Any, ...]) -
     `source` set (Refused when the body does not lower)."""
     writer = LoopWriter(loop, name, values)
     function = writer.write()
-    helpers = blas_header() + VECTOR_HELPERS
+    helpers = blas_header() + VECTOR_HELPERS + (ufunc_helpers() if writer.vec.ufuncs else "")
     if writer.numpy_loops:
         helpers += (NUMPY_LOOP_HEAD + CALL_MACROS + ufunc_loops.declarations(
             [(lp.symbol, lp.name, lp.arg_dtypes, lp.out) for lp in writer.numpy_loops]))

@@ -1,32 +1,36 @@
 """Slices in C loop bodies: views of any rank whose bounds depend on the induction variable, NumPy
-float64 elementwise arithmetic on them, stores and in-place updates as C loop nests, and dot / `@`.
+elementwise ops and ufunc.outer on them, stores and in-place updates as C loop nests, and dot / `@`.
 
 How NumPy's semantics are kept: a view is (pointer, lengths, strides) computed at run time as Python's
 slice.indices gives each axis; an elementwise expression is evaluated element by element where it is
-stored (one IEEE op per NumPy op, -ffp-contract=off), which is exact because every NumPy op of the
-chain makes a fresh array. An expression read twice, read after a store, or read by anything but
-elementwise code is written where NumPy computes it into a temporary buffer (`materialize`). Where the
-stored-to view shares memory with a view the expression reads, other than element for element, the
-expression goes through a scratch buffer first (NumPy's ufuncs and setitem copy overlapping inputs).
+stored (one IEEE op per NumPy op, -ffp-contract=off; other dtypes than float64: loop_dtypes.py), which
+is exact because every NumPy op of the chain makes a fresh array. An expression read twice, read after
+a store, or read by anything but elementwise code is written where NumPy computes it into a temporary
+buffer (`materialize`). A view the expression reads that shares memory with the stored-to view, other
+than element for element, is copied before the store (NumPy's ufuncs and setitem copy overlapping
+inputs).
 A dot calls NumPy's own BLAS ddot (blas.py) the way np.dot and matmul call it: NumPy's order and bits.
 """
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...fx_ir import TensorMeta
 from .blas import numpy_ddot
+from .emitters import C_TYPES
+from .loop_dtypes import ITEM_SIZES, compares_floats, constant, loop_dtype, raises_flags, refuse_ufunc
+from .loop_exprs import (VECTORS, Broadcast, Elementwise, Outer, View, hazard, loop_nest, substitute, unit_strides,
+                         walking_views)
 from .tiles import NumpyLoop
 from .ufunc_loops import loop_symbol, numpy_loop
 
 if TYPE_CHECKING:
     from .loop_codegen import LoopWriter
 
-VEC = "vec"  # kind of a float64 array value (a view or an expression of views) in the C code
+VEC = "vec"  # kind of an array value (a view or an expression of views) in the C code
 
 # C helpers of the generated module (after loop_codegen.LOOP_HEAD); DYN_BLAS_INT is set per BLAS
 VECTOR_HELPERS = """#include <math.h>
@@ -133,72 +137,11 @@ def blas_header() -> str:
             f"#define DYN_BLAS_CHUNK (INT{bits}_MAX / 2 + 1)\n")
 
 
-@dataclass(frozen=True)
-class View:
-    """A strided view in C: variables holding its first element's address, its length and stride
-    (bytes) per axis, and the C variable of the array it views (an argument or a temporary)."""
-    data: str
-    lengths: tuple[str, ...]
-    strides: tuple[str, ...]
-    base: str
-
-    def at(self, idx: tuple[str, ...]) -> str:
-        offset = " + ".join(f"{e} * {s}" for e, s in zip(idx, self.strides))
-        return f"*(double *)({self.data} + {offset})"
-
-    def views(self) -> list[View]:
-        return [self]
-
-
-@dataclass(frozen=True)
-class Elementwise:
-    """A NumPy elementwise op on views and scalars, evaluated where it is stored (never later than the
-    program point and loop body it was made in: `epoch` and `scope` say where)."""
-    symbol: str  # C binary operator, or "neg"
-    operands: tuple[Any, ...]  # View, Elementwise, Broadcast (all of `lengths`), or a scalar's C expression
-    lengths: tuple[str, ...]
-    epoch: int
-    scope: int
-
-    def at(self, idx: tuple[str, ...]) -> str:
-        parts = [o.at(idx) if isinstance(o, VECTORS) else f"(double)({o})" for o in self.operands]
-        if self.symbol == "neg":
-            return f"dyn_neg_f8({parts[0]})"  # emitters.NAN_SAFE_SOURCE: why
-        return f"({parts[0]} {self.symbol} {parts[1]})"
-
-    def views(self) -> list[View]:
-        return [v for o in self.operands if isinstance(o, VECTORS) for v in o.views()]
-
-
-@dataclass(frozen=True)
-class Broadcast:
-    """An operand NumPy broadcasts at run time to `lengths`: its axes aligned on the right, an axis of
-    length 1 repeating its element."""
-    inner: Any  # View, Elementwise or Broadcast
-    lengths: tuple[str, ...]
-
-    def at(self, idx: tuple[str, ...]) -> str:
-        own = idx[len(idx) - len(self.inner.lengths):]
-        return self.inner.at(tuple(f"({n} == 1 ? 0 : {e})" for n, e in zip(self.inner.lengths, own)))
-
-    def views(self) -> list[View]:
-        return self.inner.views()
-
-
-VECTORS = (View, Elementwise, Broadcast)
-ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pow}
+ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pow,
+               operator.floordiv, operator.mod, operator.and_, operator.or_, operator.xor, operator.lshift,
+               operator.rshift, operator.invert}
 INPLACE = {operator.iadd, operator.isub, operator.imul, operator.itruediv}
 
-
-def unit_strides(expr: Any) -> Any:
-    """The expression with every view's last stride the constant 8 (C code for contiguous rows)."""
-    if isinstance(expr, View):
-        return replace(expr, strides=expr.strides[:-1] + ("8",))
-    if isinstance(expr, Elementwise):
-        return replace(expr, operands=tuple(unit_strides(o) for o in expr.operands))
-    if isinstance(expr, Broadcast):
-        return replace(expr, inner=unit_strides(expr.inner))
-    return expr
 
 
 def meta_shape(node: Any) -> Any:
@@ -214,21 +157,6 @@ def is_slicing(array: Any, index: Any) -> bool:
     return any(isinstance(p, slice) for p in parts) or (ndim is not None and len(parts) < ndim)
 
 
-def loop_nest(idx: tuple[str, ...], lengths: tuple[str, ...], statement: str) -> str:
-    """C loops over every index of `lengths` in C order around `statement`."""
-    heads = " ".join(f"for (int64_t {e} = 0; {e} < {n}; {e}++)" for e, n in zip(idx, lengths))
-    return f"{heads} {{ {statement} }}"
-
-
-def int_list(values: tuple[str, ...]) -> str:
-    return f"(const int64_t[]){{{', '.join(values)}}}"
-
-
-def hazard(a: View, b: View) -> str:
-    """C test: whether view b shares memory with view a other than element for element."""
-    return (f"dyn_hazard({a.data}, {len(a.lengths)}, {int_list(a.lengths)}, {int_list(a.strides)}, "
-            f"{b.data}, {len(b.lengths)}, {int_list(b.lengths)}, {int_list(b.strides)})")
-
 
 class Vectors:
     """The array part of a LoopWriter: views, elementwise expressions, temporaries, stores, in-place
@@ -241,7 +169,9 @@ class Vectors:
         self.scopes = 0
         self.views: dict[Any, View] = {}  # (array C variable, index) -> its View, for a store to reuse
         self.dots = {"dot": False, "matmul": False}  # which dot flavours the loop calls
-        self.used = False  # whether the loop has slices (their C code assumes aligned 8-byte strides)
+        self.used = False  # whether the loop has slices (their C code assumes aligned whole-item strides)
+        self.ufuncs = False  # whether expressions use the kernels' C of ufuncs (loop_dtypes.ufunc_helpers)
+        self.quiet = False  # whether they compare floats (the function is then not vectorized)
         self.temps = 0  # temporary buffers: the function's dyn_tmp[k], kept across iterations, freed at exit
         self.whole_temps: set[View] = set()  # views of whole temporary buffers (C-contiguous)
         self.contiguous: set[str] = set()  # C variables of arguments summed whole: C-contiguous per call
@@ -285,7 +215,7 @@ class Vectors:
             strides.append(stride)
         data = w.var("p")
         w.lines.append(f"char *{data} = {base} + {' + '.join(offsets)};")
-        self.views[key] = View(data, tuple(lengths), tuple(strides), base)
+        self.views[key] = View(data, tuple(lengths), tuple(strides), base, loop_dtype(meta.dtype))
         return self.views[key]
 
     def slice_axis(self, size: str, stride: str, part: slice) -> tuple[str, str, str]:
@@ -333,10 +263,12 @@ class Vectors:
                            f"ints[2] = {size}; goto oob; }}")
             offsets.append(f"{t} * {stride}")
         if not lengths:
+            if view.dtype != "f8":
+                raise self.refuse("an element of an array that is not float64")
             return f"(double *)({view.data} + {' + '.join(offsets)})", None
         data = w.var("p")
         w.lines.append(f"char *{data} = {view.data} + {' + '.join(offsets)};")
-        return "", View(data, tuple(lengths), tuple(strides), view.base)
+        return "", View(data, tuple(lengths), tuple(strides), view.base, view.dtype)
 
     def value(self, x: Any) -> Any:
         """A body value as a View, a fresh Elementwise, or a scalar C expression."""
@@ -357,7 +289,100 @@ class Vectors:
         if a != b:
             self.w.lines.append(f"if ({a} != {b}) {{ ints[0] = {a}; ints[1] = {b}; goto shape; }}")
 
+    def result_dtype(self, node: Any) -> str:
+        meta = node.meta.get("val")
+        try:
+            return loop_dtype(meta.dtype) if isinstance(meta, TensorMeta) else loop_dtype(None)
+        except (LookupError, TypeError):
+            raise self.refuse(f"{getattr(node.target, '__name__', node.target)} giving an array of another "
+                              "dtype than float, int or unsigned") from None
+
+    def typed(self, arg: Any, operand: Any, dtype: str) -> Any:
+        """An operand of an op whose operands and result are all of `dtype`: a vector of that dtype, or a
+        scalar NumPy converts to it exactly (C of the converted value)."""
+        if isinstance(operand, VECTORS):
+            if operand.dtype != dtype:
+                raise self.refuse(f"an op mixing {operand.dtype} and {dtype} arrays (NumPy casts)")
+            return operand
+        if dtype == "f8":
+            return f"(double)({operand})"
+        if hasattr(arg, "op"):
+            if dtype == "i8" and self.w.kinds.get(arg) == "int":  # a Python int in int64_t, as NumPy converts it
+                return f"(int64_t)({operand})"
+            raise self.refuse(f"a scalar that is not a constant with {dtype} arrays (NumPy may raise)")
+        converted = constant(arg, dtype)
+        if converted is None:
+            raise self.refuse(f"the constant {arg!r} with {dtype} arrays (NumPy raises, warns or rounds)")
+        return converted
+
+    def ufunc(self, node: Any, name: str | None = None, args: tuple[Any, ...] | None = None) -> None:
+        """A NumPy ufunc or operator on arrays of one dtype (`name`: the ufunc's; `args`: its operands,
+        the node's by default), as the kernels' exact C of the ufunc for that dtype
+        (emitters.EMITTERS), evaluated where stored."""
+        name = name or node.target.__name__
+        args = node.args if args is None else args
+        dtype = self.result_dtype(node)
+        why = refuse_ufunc(name, dtype)
+        if why is not None:
+            raise self.refuse(why)
+        operands = [self.typed(a, self.value(a), dtype) for a in args]
+        lengths, operands = self.shaped(node, args, operands)
+        self.note_op(name, dtype)
+        expr = Elementwise("", tuple(operands), lengths, self.epoch, self.scope, dtype, name)
+        self.w.bind(node, expr, VEC, np.ndarray)
+        if needs_temporary(node):
+            self.w.bind(node, self.materialize(expr), VEC, np.ndarray)
+
+    def note_op(self, name: str, dtype: str) -> None:
+        """Names an op that can raise NumPy's flags in the loop's warnings; a float compare keeps the
+        function's loops scalar."""
+        self.ufuncs = True
+        if raises_flags(name, dtype):
+            self.w.ops.append(name)
+        if compares_floats(name, dtype):
+            self.quiet = True
+
+    def outer(self, node: Any) -> None:
+        """`ufunc.outer(a, b)` of two arrays of one dtype (NPBench floyd_warshall's np.add.outer of a
+        column and a row): element (i..., j...) is ufunc(a[i...], b[j...]), evaluated where stored."""
+        name = node.target.__self__.__name__
+        if node.kwargs or len(node.args) != 2:
+            raise self.refuse(f"np.{name}.outer with keywords")
+        dtype = self.result_dtype(node)
+        why = refuse_ufunc(name, dtype)
+        if why is not None:
+            raise self.refuse(why)
+        left, right = (self.value(a) for a in node.args)
+        if not (isinstance(left, VECTORS) and isinstance(right, VECTORS)):
+            raise self.refuse(f"np.{name}.outer of a scalar")
+        left, right = (self.typed(a, o, dtype) for a, o in zip(node.args, (left, right)))
+        self.note_op(name, dtype)
+        expr = Outer(name, left, right, left.lengths + right.lengths, self.epoch, self.scope, dtype)
+        self.w.bind(node, expr, VEC, np.ndarray)
+        if needs_temporary(node):
+            self.w.bind(node, self.materialize(expr), VEC, np.ndarray)
+
+    def shaped(self, node: Any, args: tuple[Any, ...], operands: list[Any]) -> tuple[tuple[str, ...], list[Any]]:
+        """The result's lengths and the operands, checked equal where the metas equate the shapes and
+        broadcast at run time where they do not."""
+        vectors = [(a, o) for a, o in zip(args, operands) if isinstance(o, VECTORS)]
+        if not vectors:
+            raise self.refuse("an op of scalars that is an array")
+        shapes = {meta_shape(a) for a, _ in vectors} | {meta_shape(node)}
+        lengths = vectors[0][1].lengths
+        if len(shapes) == 1 and None not in shapes:
+            for _, o in vectors[1:]:
+                for a, b in zip(lengths, o.lengths):
+                    self.check_lengths(a, b)
+            return lengths, operands
+        operands, lengths = self.broadcast(operands)
+        return lengths, operands
+
     def arithmetic(self, node: Any, symbol: str, name: str) -> None:
+        if self.result_dtype(node) != "f8" or any(
+                isinstance(o, VECTORS) and o.dtype != "f8" for o in map(self.value, node.args)):
+            self.ufunc(node, name)
+            return
         operands = [self.value(a) for a in node.args]
         vectors = [(a, o) for a, o in zip(node.args, operands) if isinstance(o, VECTORS)]
         shapes = {meta_shape(a) for a, _ in vectors} | {meta_shape(node)}
@@ -397,7 +422,7 @@ class Vectors:
         return [Broadcast(o, result) if isinstance(o, VECTORS) else o for o in operands], result
 
     def like(self, node: Any, fill: str | None) -> None:
-        """np.empty_like / np.zeros_like of a float64 array: a temporary buffer of its shape (left as
+        """np.empty_like / np.zeros_like of an array: a temporary buffer of its shape and dtype (left as
         it is, or filled with `fill`)."""
         if len(node.args) != 1:
             raise self.refuse(f"{node.target.__name__} with a dtype, order or shape")
@@ -410,41 +435,42 @@ class Vectors:
         """The expression's values computed now into a temporary buffer (C order), as NumPy makes its
         fresh array here: a View of it. The buffer is the function's, grown as needed, freed at exit.
         `fill`: a constant to fill it with instead, None to leave it as it is (np.empty_like)."""
-        view = self.allocate(expr.lengths)
+        view = self.allocate(expr.lengths, expr.dtype)
         if fill is not None:
             w = self.w
             idx = tuple(w.var("e") for _ in expr.lengths)
             count = w.var("k")
             value = expr.at(idx) if fill == "" else fill
             w.lines.append(f"int64_t {count} = 0;")
-            w.lines.append(loop_nest(idx, expr.lengths, f"((double *){view.data})[{count}++] = {value};"))
+            w.lines.append(loop_nest(idx, expr.lengths, f"(({C_TYPES[view.dtype]} *){view.data})[{count}++] = {value};"))
         return view
 
-    def allocate(self, lengths: tuple[str, ...]) -> View:
-        """A temporary buffer of these lengths in C order (the function's, grown as needed, freed at
-        exit; its values are whatever it held): a View of it."""
+    def allocate(self, lengths: tuple[str, ...], dtype: str = "f8") -> View:
+        """A temporary buffer of these lengths and dtype in C order (the function's, grown as needed,
+        freed at exit; its values are whatever it held): a View of it."""
         w = self.w
         slot = f"dyn_tmp[{self.temps}]"
         cap = f"dyn_cap[{self.temps}]"
         self.temps += 1
         total, data = w.var("n"), w.var("p")
         w.lines.append(f"int64_t {total} = {' * '.join(lengths)};")
-        w.lines.append(f"if ({total} > {cap}) {{ free({slot}); {slot} = malloc({total} * 8 + 8); "
-                       f"if (!{slot}) goto nomem; {cap} = {total}; }}")
-        strides = ["INT64_C(8)"]
+        # capacities count bytes: one buffer may hold values of several dtypes in turn
+        w.lines.append(f"if ({total} * {ITEM_SIZES[dtype]} > {cap}) {{ free({slot}); {slot} = malloc({total} * "
+                       f"{ITEM_SIZES[dtype]} + 8); if (!{slot}) goto nomem; {cap} = {total} * {ITEM_SIZES[dtype]}; }}")
+        strides = [f"INT64_C({ITEM_SIZES[dtype]})"]
         for length in reversed(lengths[1:]):
             stride = w.var("s")
             w.lines.append(f"int64_t {stride} = {strides[0]} * {length};")
             strides.insert(0, stride)
         w.lines.append(f"char *{data} = (char *){slot};")
-        view = View(data, lengths, tuple(strides), slot)
+        view = View(data, lengths, tuple(strides), slot, dtype)
         self.whole_temps.add(view)
         return view
 
     def store_loop(self, target: View, rhs: Any, update: str | None) -> None:
-        """target[e] = rhs[e] (or target[e] op rhs[e]) for every index e. Where rhs reads target's memory
-        other than element for element, or its shape differs from target's (NumPy broadcasts it), rhs
-        goes through a scratch buffer first; else one pass, with a copy of the nest for unit last
+        """target[e] = rhs[e] (or target[e] op rhs[e]) for every index e, rhs broadcast to target's shape
+        as NumPy broadcasts it. A view rhs reads that shares target's memory other than element for
+        element is copied first (`snapshot`); then one pass, with a copy of the nest for unit last
         strides that the compiler vectorizes. (Each copy of the expression costs compile time.)"""
         w = self.w
         idx = tuple(w.var("e") for _ in target.lengths)
@@ -453,35 +479,68 @@ class Vectors:
             value = x if update is None else f"{t.at(idx)} {update} {x}"
             return f"{t.at(idx)} = {value};"
         if not isinstance(rhs, VECTORS):
-            w.lines.append(loop_nest(idx, target.lengths, assign(target, f"(double)({rhs})")))
+            w.lines.append(loop_nest(idx, target.lengths, assign(target, f"({C_TYPES[target.dtype]})({rhs})")))
         else:
             if len(rhs.lengths) > len(target.lengths):
                 raise self.refuse("storing an array of more axes than its target")
-            same = [] if len(rhs.lengths) == len(target.lengths) else ["0"]
             for r, t in zip(reversed(rhs.lengths), reversed(target.lengths)):
                 if r != t:
                     w.lines.append(f"if ({r} != {t} && {r} != 1) {{ ints[0] = {t}; ints[1] = {r}; goto shape; }}")
-                    same.append(f"{r} == {t}")
-            views = list(dict.fromkeys(rhs.views()))
-            direct = " && ".join(same + [f"!{hazard(target, v)}" for v in views]) or "1"
-            unit = " && ".join(f"{v.strides[-1]} == 8" for v in dict.fromkeys([target, *views]))
-            tmp, count = w.var("tmp"), w.var("k")
+            rhs, copies = self.snapshot(target, rhs)
             spread = rhs if rhs.lengths == target.lengths else Broadcast(rhs, target.lengths)
-            w.lines.append(f"if (({direct}) && {unit}) {{")
-            w.lines.append(f"    {loop_nest(idx, target.lengths, assign(unit_strides(target), unit_strides(rhs).at(idx)))}")
+            walking = dict.fromkeys([target, *walking_views(spread)])
+            unit = " && ".join(f"{v.strides[-1]} == {ITEM_SIZES[v.dtype]}" for v in walking)
+            w.lines.append(f"if ({unit}) {{")
+            w.lines.append(f"    {loop_nest(idx, target.lengths, assign(unit_strides(target), unit_strides(spread).at(idx)))}")
             w.lines.append("} else {")
-            w.lines.append(f"    double *{tmp} = malloc(({' * '.join(target.lengths)}) * 8 + 8); if (!{tmp}) goto nomem;")
-            w.lines.append(f"    int64_t {count} = 0; {loop_nest(idx, target.lengths, f'{tmp}[{count}++] = {spread.at(idx)};')}")
-            w.lines.append(f"    {count} = 0; {loop_nest(idx, target.lengths, assign(target, f'{tmp}[{count}++]'))}")
-            w.lines.append(f"    free({tmp});\n}}")
+            w.lines.append(f"    {loop_nest(idx, target.lengths, assign(target, spread.at(idx)))}")
+            w.lines.append("}" + (f" free({copies});" if copies else ""))
         w.wrote(target.base)
         self.epoch += 1
+
+    def snapshot(self, target: View, rhs: Any) -> tuple[Any, str | None]:
+        """rhs with every view it reads that shares target's memory other than element for element
+        (checked at run time: dyn_hazard) read from a copy in C order made before the store, as NumPy's
+        ufuncs and setitem copy such inputs first (only the overlapping inputs are copied: floyd_warshall's
+        row and column of k, not the whole expression). Returns (rhs, the C variable of the copies'
+        buffer, to free after the store; None where no view can overlap)."""
+        views = [v for v in dict.fromkeys(rhs.views()) if v != target]
+        if not views:
+            return rhs, None
+        w = self.w
+        buffer, total = w.var("snap"), w.var("n")
+        flags = []
+        w.lines.append(f"int64_t {total} = 0;")
+        for v in views:
+            flags.append(w.var("h"))
+            w.lines.append(f"int {flags[-1]} = {hazard(target, v)}; if ({flags[-1]}) {total} += "
+                           f"({' * '.join(v.lengths)}) * {ITEM_SIZES[v.dtype]};")
+        w.lines.append(f"char *{buffer} = {total} ? malloc({total} + 8) : 0; if ({total} && !{buffer}) goto nomem;")
+        offset = w.var("o")
+        w.lines.append(f"int64_t {offset} = 0;")
+        copies: dict[View, View] = {}
+        for v, flag in zip(views, flags):
+            data = w.var("p")
+            strides = tuple(w.var("s") for _ in v.strides)
+            w.lines.append(f"char *{data} = {v.data}; " + " ".join(
+                f"int64_t {s} = {old};" for s, old in zip(strides, v.strides)))
+            inner = tuple(w.var("e") for _ in v.lengths)
+            count, ctype = w.var("k"), C_TYPES[v.dtype]
+            contiguous = [f"{strides[-1]} = {ITEM_SIZES[v.dtype]};"] + [
+                f"{strides[k]} = {strides[k + 1]} * {v.lengths[k + 1]};" for k in reversed(range(len(v.lengths) - 1))]
+            w.lines.append(f"if ({flag}) {{ int64_t {count} = 0; {data} = {buffer} + {offset}; "
+                           + loop_nest(inner, v.lengths, f"(({ctype} *){data})[{count}++] = {v.at(inner)};")
+                           + f" {offset} += {count} * {ITEM_SIZES[v.dtype]}; {' '.join(contiguous)} }}")
+            copies[v] = View(data, v.lengths, strides, v.base, v.dtype)
+        return substitute(rhs, copies), buffer
 
     def setitem(self, array: Any, index: Any, value: Any) -> None:
         target = self.view(array, index)
         rhs = self.value(value)
         if rhs == target:  # `A[s] += x` stores A[s] into itself: NumPy copies nothing
             return
+        if isinstance(rhs, VECTORS) or target.dtype != "f8":  # NumPy casts other dtypes on assignment
+            rhs = self.typed(value, rhs, target.dtype)
         self.store_loop(target, rhs, None)
 
     def inplace(self, node: Any, symbol: str, name: str) -> None:
@@ -489,6 +548,23 @@ class Vectors:
         if not isinstance(target, View):
             raise self.refuse("an in-place op on an array that is not a slice of an argument")
         rhs = self.value(node.args[1])
+        if target.dtype != "f8" or isinstance(rhs, VECTORS) and rhs.dtype != "f8":
+            # target op= rhs computed as the ufunc on the target's dtype, stored element for element
+            why = refuse_ufunc(name, target.dtype)
+            if why is not None:
+                raise self.refuse(why)
+            rhs = self.typed(node.args[1], rhs, target.dtype)
+            self.note_op(name, target.dtype)
+            if isinstance(rhs, VECTORS) and rhs.lengths != target.lengths:
+                if len(rhs.lengths) > len(target.lengths):
+                    raise self.refuse("an in-place op with an array of more axes than its target")
+                for r, t in zip(reversed(rhs.lengths), reversed(target.lengths)):
+                    self.w.lines.append(f"if ({r} != {t} && {r} != 1) {{ ints[0] = {t}; ints[1] = {r}; goto shape; }}")
+                rhs = Broadcast(rhs, target.lengths)
+            expr = Elementwise("", (target, rhs), target.lengths, self.epoch, self.scope, target.dtype, name)
+            self.store_loop(target, expr, None)
+            self.w.bind(node, target, VEC, np.ndarray)
+            return
         self.w.ops.append(name)
         self.store_loop(target, rhs, symbol)
         self.w.bind(node, target, VEC, np.ndarray)
@@ -506,7 +582,7 @@ class Vectors:
         for s in v.strides:
             strides.append(w.var("s"))
             w.lines.append(f"int64_t {strides[-1]} = -{s};")
-        w.bind(node, View(data, v.lengths, tuple(strides), v.base), VEC, np.ndarray)
+        w.bind(node, View(data, v.lengths, tuple(strides), v.base, v.dtype), VEC, np.ndarray)
 
     def square(self, node: Any) -> None:
         """`x ** 2` of a float64 array: NumPy runs its square loop (one product per element, its
@@ -517,6 +593,9 @@ class Vectors:
         x = self.value(base)
         if not isinstance(x, VECTORS):
             raise self.refuse("a power of a scalar")
+        if x.dtype != "f8":
+            self.ufunc(node, "square", (base,))
+            return
         self.w.ops.append("square")
         expr = Elementwise("*", (x, x), x.lengths, self.epoch, self.scope)
         self.w.bind(node, expr, VEC, np.ndarray)
@@ -530,6 +609,8 @@ class Vectors:
         if node.kwargs or len(node.args) != 1:
             raise self.refuse("a sum with an axis, dtype or out")
         x = self.value(node.args[0])
+        if isinstance(x, VECTORS) and x.dtype != "f8":
+            raise self.refuse(f"a sum of {x.dtype} values")
         whole_argument = getattr(node.args[0], "op", None) == "placeholder" and isinstance(x, View)
         if not (whole_argument or x in self.whole_temps):
             raise self.refuse("a sum of a slice (NumPy's order depends on its layout)")
@@ -587,6 +668,8 @@ class Vectors:
         """np.dot ("dot") or `@` ("matmul") of two 1-d views: NumPy's BLAS ddot as NumPy calls it; `@` of
         a vector and a matrix: NumPy's matmul loop (`matvec`)."""
         x, y = (self.value(a) for a in node.args)
+        if any(isinstance(v, VECTORS) and v.dtype != "f8" for v in (x, y)):
+            raise self.refuse(f"{flavour} of arrays that are not float64")
         if flavour == "matmul" and isinstance(x, View) and isinstance(y, View) \
                 and sorted((len(x.lengths), len(y.lengths))) == [1, 2]:
             self.matvec(node, x, y)
@@ -611,6 +694,14 @@ class Vectors:
                 f"    for (int k = 0; k < {self.temps}; k++) free(dyn_tmp[k]);\n")
 
 
+def evaluates_where_stored(target: Any) -> bool:
+    """Whether a call of `target` embeds its array operands' expressions (an elementwise op)."""
+    if isinstance(target, np.ufunc):
+        return target.nout == 1 and target.signature is None
+    owner = getattr(target, "__self__", None)
+    return isinstance(owner, np.ufunc) and getattr(target, "__name__", "") == "outer"
+
+
 def needs_temporary(node: Any) -> bool:
     """Whether an elementwise expression must be computed where it is made rather than where it is
     stored: it has several users, a user that is not elementwise code (a dot, a nested loop, the
@@ -621,7 +712,8 @@ def needs_temporary(node: Any) -> bool:
         return True
     user = users[0]
     lazy = user.op == "call_function" and (
-        user.target in ELEMENTWISE or (user.target is operator.setitem and user.args[2] is node)
+        user.target in ELEMENTWISE or evaluates_where_stored(user.target)
+        or (user.target is operator.setitem and user.args[2] is node)
         or (user.target in INPLACE and user.args[1] is node and user.args[0] is not node))
     if not lazy:
         return True

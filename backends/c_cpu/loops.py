@@ -98,9 +98,10 @@ class NativeLoop:
                 return False  # NumPy raises at the store: the Python loop does it at the same point
         if (writer.ops or any(writer.vec.dots.values())) and not warnings_only():
             return False  # an errstate that raises or calls stops at the op: only the Python loop can
-        if writer.vec.used and not all(values[p].flags.aligned and all(s % 8 == 0 for s in values[p].strides)
+        if writer.vec.used and not all(values[p].flags.aligned and all(s % values[p].itemsize == 0
+                                                                       for s in values[p].strides)
                                        for p in writer.arrays):
-            return False  # NumPy copies such arrays before a dot; slices assume whole float64 steps
+            return False  # NumPy copies such arrays before a dot; slices assume whole items' steps
         for var, position in zip(writer.array_vars, writer.arrays):
             if var in writer.vec.contiguous and not values[position].flags.c_contiguous:
                 return False  # NumPy sums another layout in another order
