@@ -441,10 +441,12 @@ class ConvertFrame:
     def compile_frame(self, frame: Any) -> CompiledFrame:
         """Trace the frame into a graph; when something cannot be captured, fall back to the
         frame's own code (guarded on argument types, so the same inputs do not retrace)."""
-        from .shapes import ShapePolicy, policy_scope
-
         try:
             try:
+                # imported here, inside the fallback: the compiler's first frame may come while a
+                # module is half-imported (a signal handler of the user's runs during an import)
+                from .shapes import ShapePolicy, policy_scope
+
                 check_observers(frame.f_code)
                 remembered = self.over_budget.get(frame.f_code)
                 if remembered is not None and not self.fullgraph:

@@ -5,11 +5,14 @@ Dead code elimination, CSE and constant folding all ask this module; other layer
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from .numpy_random import generator_types, is_numpy_random_module, numpy_random
 
 if TYPE_CHECKING:
     from .node import Node
@@ -32,14 +35,26 @@ MUTATING_METHODS: frozenset[str] = frozenset({
     "setdefault", "popitem",
 })
 
-# Methods of np.random.Generator / RandomState: each call advances the generator's state. None of
-# these names is an ndarray method, so a call_method with one of them is treated as a random draw.
-RANDOM_METHODS: frozenset[str] = frozenset(
-    name
-    for cls in (np.random.Generator, np.random.RandomState)
-    for name in dir(cls)
-    if not name.startswith("_") and callable(getattr(cls, name)) and not hasattr(np.ndarray, name)
-)
+
+@functools.cache
+def _random_method_names() -> frozenset[str]:
+    """Methods of np.random.Generator / RandomState: each call advances the generator's state. None
+    of these names is an ndarray method, so a call_method with one of them is treated as a random draw."""
+    return frozenset(
+        name
+        for cls in generator_types()
+        for name in dir(cls)
+        if not name.startswith("_") and callable(getattr(cls, name)) and not hasattr(np.ndarray, name)
+    )
+
+
+def _is_random_method(name: str) -> bool:
+    if numpy_random() is None:
+        # numpy.random is half-imported: its methods are not known yet, so every name that is not
+        # an ndarray method may be a draw (the set is read, and cached, once the import is done)
+        return not hasattr(np.ndarray, name)
+    return name in _random_method_names()
+
 
 # NumPy functions that write into one of their arguments.
 _MUTATING_NUMPY_FUNCTIONS: frozenset[Callable[..., Any]] = frozenset({
@@ -78,11 +93,14 @@ def _registered(fn: Any) -> bool:
 
 def is_random(target: Any) -> bool:
     """True for anything drawing from a NumPy random generator (its state advances on each call)."""
-    module = getattr(target, "__module__", None) or ""
-    if module == "numpy.random" or module.startswith("numpy.random."):
+    module = getattr(target, "__module__", None)
+    if isinstance(module, str) and is_numpy_random_module(module):
         return True
+    # a bound method of a generator (or of a subclass of one): found by its classes' modules, which
+    # needs no numpy.random attribute (none can be read while it is half-imported)
     owner = getattr(target, "__self__", None)
-    return isinstance(owner, (np.random.RandomState, np.random.Generator, np.random.BitGenerator))
+    return owner is not None and any(
+        is_numpy_random_module(getattr(cls, "__module__", "") or "") for cls in type(owner).__mro__)
 
 
 def _ufunc_writes_out(target: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
@@ -113,7 +131,7 @@ def is_impure_call(target: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 def is_impure_method(name: str, kwargs: Mapping[str, Any]) -> bool:
     """Whether a call_method node calling `name` may mutate its receiver or the world."""
     return (
-        name in MUTATING_METHODS or name in RANDOM_METHODS or name in _impure_methods
+        name in MUTATING_METHODS or _is_random_method(name) or name in _impure_methods
         or kwargs.get("out") is not None
     )
 

@@ -12,16 +12,23 @@ import numpy as np
 import numpy.fft  # np.fft is not imported by `import numpy` itself
 import numpy.linalg
 
+from .numpy_random import numpy_random
+
 # Searched in order, so the shortest public spelling wins (np.matmul, not np.linalg.matmul).
-_NUMPY_NAMESPACES: tuple[tuple[str, Any], ...] = (
-    ("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft), ("np.random", np.random),
-)
+_NUMPY_NAMESPACES: tuple[tuple[str, Any], ...] = (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft))
+
+
+def _numpy_index() -> dict[Any, str]:
+    random = numpy_random()
+    if random is None:  # half-imported: its functions are not named yet (nor cached without them)
+        return _index_of(_NUMPY_NAMESPACES)
+    return _index_of((*_NUMPY_NAMESPACES, ("np.random", random)))
 
 
 @functools.cache
-def _numpy_index() -> dict[Any, str]:
+def _index_of(namespaces: tuple[tuple[str, Any], ...]) -> dict[Any, str]:
     index: dict[Any, str] = {}
-    for prefix, module in _NUMPY_NAMESPACES:
+    for prefix, module in namespaces:
         for attr, value in vars(module).items():
             if attr.startswith("_") or not callable(value) or isinstance(value, type(np)):
                 continue

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import effects
 from ..node import Node, Opcode
+from ..numpy_random import generator_types
 from ..ops import OpKind, lookup_attribute, lookup_function, lookup_method
 from ..tensor_meta import TensorMeta
 from .aliasing import AliasInfo
@@ -34,7 +35,7 @@ def _value_key(value: Any) -> Hashable:
         return ("dict", tuple((_value_key(k), _value_key(v)) for k, v in value.items()))
     if kind is slice:
         return ("slice", _value_key(value.start), _value_key(value.stop), _value_key(value.step))
-    if isinstance(value, (np.ndarray, np.random.Generator, np.random.RandomState)) or kind.__hash__ is None:
+    if isinstance(value, (np.ndarray, *generator_types())) or kind.__hash__ is None:
         return ("object", id(value))  # only the very same object is the same constant
     if isinstance(value, (int, float, complex, str, bytes, np.generic)) or value is None or value is Ellipsis:
         return (kind, repr(value))
