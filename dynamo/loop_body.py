@@ -90,6 +90,8 @@ class BodyTrace:
 
     def __enter__(self) -> BodyTrace:
         tx, output = self.tx, self.output
+        for make_symbol in list(output.loops.unmade_indices):  # enclosing loops' variables, before saving the sizes
+            make_symbol()
         self._graph, self._locals, self._stack = output.graph, dict(tx.symbolic_locals), list(tx.stack)
         self._sizes = dict(output.shape_env.size_nodes)
         self._log_start, self._stores = len(output.side_effects.mutation_log), output.side_effects.stores

@@ -8,6 +8,7 @@ with that loop run as before (unrolled, or in Python), the reason kept for expla
 """
 from __future__ import annotations
 
+import functools
 import operator
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,7 @@ from .shapes.loop_symbols import LoopBounds
 from .variables.arrays import ArrayVariable
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable
-from .variables.symbolic import SymbolicIntVariable
+from .variables.symbolic import LoopIndexVariable, SymbolicIntVariable
 
 if TYPE_CHECKING:
     from .translator.core import InstructionTranslatorBase as Tx
@@ -247,7 +248,9 @@ class _LoopCapture:
                  unroll_if_fused: bool = False) -> None:
         self.tx = tx
         self.key = key
-        self.symbol: Any = None
+        self.symbol: Any = None  # the loop variable's symbol, once the body uses it (_index_symbol)
+        self.iterating = False
+        self.trace: BodyTrace | None = None  # while the body is traced
         self.unroll_if_fused = unroll_if_fused
         self.plan = plan  # the range of the loop node, and the item each iteration gets
         self.output = tx.output
@@ -276,34 +279,46 @@ class _LoopCapture:
         self.int_bounds: dict[str, int] = {}
 
         body = Graph()
-        symbol = self.symbol = sympy.Symbol(f"i{len(output.shape_env.loop_bounds)}_{self.index_name}", integer=True)
-        lower, upper = (self.start, sympy.sympify(self.stop) - 1) if self.step > 0 else (sympy.sympify(self.stop) + 1, self.start)
-        with BodyTrace(tx, body) as trace:
-            index_node = trace.placeholder(self.index_name, symbol)
-            index_node.meta["loop_symbol"] = symbol
-            trace.carry(initial)
-            self.proxies = trace.proxies
-            hint = output.shape_env.hint(self.start) if sizes.is_symbolic(self.start) else int(self.start)
-            trace.bind_symbol(LoopBounds(symbol, lower, upper, self.variable), hint, index_node)
-            trace.start()
-            done = iterations_before(symbol, self.start, self.step)
-            for name, counter in counters.items():  # computed from the loop variable, not carried
-                tx.symbolic_locals[name] = value_of(tx, counter.at(done))
-            tx.push(_IterationMarker())
-            head_depth = len(tx.stack)
-            index = SymbolicIntVariable(output, symbol, node=index_node)
-            tx.push(self.plan.item(tx, index))
-            tx.ip = self.for_ip + 1
-            output.loops.capturing[symbol] = (self.key, self.location, self.variable)
-            try:
-                self._trace_one_iteration(head_depth)
-            finally:
-                del output.loops.capturing[symbol]
-            after = {name: tx.symbolic_locals.get(name) for name in carried_names}
-            trace.check_side_effects()
-            for name, counter in counters.items():
-                check_step(counter, counter.at(done), tx.symbolic_locals.get(name))
-            next_values = [self._next_value(name, initial[name], after[name]) for name in carried_names]
+        # numbered by nesting depth, not by the loop symbols made so far: an enclosing loop's symbol
+        # may be made after this loop's (when its body reads its variable only later)
+        self.symbol_name = f"i{output.loops.depth}_{self.index_name}"
+        index: LoopIndexVariable | None = None
+        try:
+            with BodyTrace(tx, body) as trace:
+                self.trace = trace
+                self.index_node = trace.placeholder(self.index_name, None)
+                trace.carry(initial)
+                self.proxies = trace.proxies
+                trace.start()
+                if counters:  # computed from the loop variable, not carried
+                    done = iterations_before(self._index_symbol(), self.start, self.step)
+                    for name, counter in counters.items():
+                        tx.symbolic_locals[name] = value_of(tx, counter.at(done))
+                tx.push(_IterationMarker())
+                head_depth = len(tx.stack)
+                index = LoopIndexVariable(output, self._index_symbol, node=self.index_node)
+                self.iterating = True
+                output.loops.unmade_indices.append(self._index_symbol)
+                try:
+                    tx.push(self.plan.item(tx, index))
+                    tx.ip = self.for_ip + 1
+                    self._trace_one_iteration(head_depth)
+                finally:
+                    self.iterating = False
+                    output.loops.unmade_indices.remove(self._index_symbol)
+                    if self.symbol is not None:
+                        output.loops.capturing.pop(self.symbol, None)
+                after = {name: tx.symbolic_locals.get(name) for name in carried_names}
+                trace.check_side_effects()
+                for name, counter in counters.items():
+                    check_step(counter, counter.at(done), tx.symbolic_locals.get(name))
+                next_values = [self._next_value(name, initial[name], after[name]) for name in carried_names]
+        finally:
+            # a symbol made from here on is bound to nothing (the body's bounds ended), and the
+            # variable, which may outlive this trace, holds nothing of it
+            self.trace = None
+            if index is not None:
+                index.loop_done(functools.partial(_loop_symbol, self.symbol_name))
         body.output(tuple(next_values))
         fuses = _fuses_across_iterations(initial, body, int(trip)) if self.unroll_if_fused else None
         if fuses is not None:
@@ -314,6 +329,27 @@ class _LoopCapture:
         for name, counter in counters.items():
             tx.symbolic_locals[name] = value_of(tx, counter.at(trip))
             output.loops.captured[-1].carried.append(f"{name} (int counter, {counter.step:+d} per iteration)")
+
+    def _index_symbol(self) -> Any:
+        """The loop variable's symbol, made (and bound to the loop's bounds while the body is traced)
+        the first time it is needed; the index placeholder's value in the body graph."""
+        if self.symbol is not None:
+            return self.symbol
+        output = self.output
+        symbol = self.symbol = _loop_symbol(self.symbol_name)
+        self.index_node.meta["val"] = symbol
+        self.index_node.meta["loop_symbol"] = symbol
+        if self.step > 0:
+            lower, upper = self.start, sympy.sympify(self.stop) - 1
+        else:
+            lower, upper = sympy.sympify(self.stop) + 1, self.start
+        if self.trace is None:
+            return symbol
+        hint = output.shape_env.hint(self.start) if sizes.is_symbolic(self.start) else int(self.start)
+        self.trace.bind_symbol(LoopBounds(symbol, lower, upper, self.variable), hint, self.index_node)
+        if self.iterating:
+            output.loops.capturing[symbol] = (self.key, self.location, self.variable)
+        return symbol
 
     def _check_instructions(self) -> None:
         tx = self.tx
@@ -404,7 +440,7 @@ class _LoopCapture:
             raise NotCaptured(f"the carried value {name} becomes {what} in the body (was {initial.describe()})")
         same = (value.meta.dtype == initial.meta.dtype and value.meta.scalar == initial.meta.scalar
                 and len(value.meta.shape) == len(initial.meta.shape)
-                and all(sympy.sympify(a) == sympy.sympify(b) for a, b in zip(value.meta.shape, initial.meta.shape)))
+                and all(_same_size(a, b) for a, b in zip(value.meta.shape, initial.meta.shape)))
         if not same or _has_loop_symbol(env, value.meta.shape):
             raise NotCaptured(f"the carried value {name} changes from {initial.describe()} to {value.describe()} "
                               "in the body")
@@ -444,6 +480,17 @@ class _LoopCapture:
         if not sizes.is_symbolic(value):
             return int(value)
         return SymbolicIntVariable(self.output, value).as_graph_argument()
+
+
+def _loop_symbol(name: str) -> Any:
+    return sympy.Symbol(name, integer=True)
+
+
+def _same_size(a: Any, b: Any) -> bool:
+    """Whether two sizes are the same expression (ints compared without sympy)."""
+    if not (sizes.is_symbolic(a) or sizes.is_symbolic(b)):
+        return int(a) == int(b)
+    return bool(sympy.sympify(a) == sympy.sympify(b))
 
 
 def _describe(value: VariableTracker | None) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .exc import SourceLocation
 
@@ -73,6 +73,9 @@ class LoopRecords:
     unrolled: list[tuple[LoopKey, Any]] = field(default_factory=list)
     encounters: dict[tuple[types.CodeType, int], int] = field(default_factory=dict)
     depth: int = 0  # loop bodies being traced right now
+    # per trace: the loops being captured whose variable has no symbol yet, each as the function that
+    # makes it (a body trace nested in theirs makes them first, as its state is saved when it starts)
+    unmade_indices: list[Callable[[], Any]] = field(default_factory=list)
     # np.errstate blocks (code, index of BEFORE_WITH) that broke the graph inside: run in Python on retraces
     plain_withs: set[tuple[types.CodeType, int]] = field(default_factory=set)
     # loops (code, index of FOR_ITER) that unrolled without array work: run in Python on retraces

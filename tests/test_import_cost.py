@@ -78,3 +78,36 @@ def test_static_traces_do_not_import_sympy():
         print("sympy" in sys.modules)
     """)
     assert out == "True 1\nFalse\n"
+
+
+def test_a_captured_loop_whose_variable_is_unread_imports_no_sympy():
+    # `for _ in range(steps)` (a time-step loop): its symbol is made only when the body reads the
+    # variable, so the loop node needs no sympy; a body that reads it still gets one
+    out = run("""
+        import sys
+        import numpy as np
+        import dynamo
+        from dynamo.fx_ir import count_loops
+        from tests.support import compile_with_counter
+
+        def simulate(pos, vel, steps):
+            for _ in range(steps):
+                vel = vel - 0.01 * pos
+                pos = pos + 0.01 * vel
+            return pos, vel
+
+        def walk(path):
+            for i in range(1, 100):
+                path[i] = path[i - 1] + 1.0
+            return path
+
+        pos, vel = np.linspace(0.0, 1.0, 8), np.zeros(8)
+        compiled, counter = compile_with_counter(simulate)
+        got, want = compiled(pos, vel, 100), simulate(pos, vel, 100)
+        print(all(np.array_equal(g, w) for g, w in zip(got, want)), [count_loops(g.graph) for g in counter.graphs])
+        print("sympy" in sys.modules)
+        compiled, counter = compile_with_counter(walk)
+        print(np.array_equal(compiled(np.zeros(100)), walk(np.zeros(100))), [count_loops(g.graph) for g in counter.graphs])
+        print("sympy" in sys.modules)
+    """)
+    assert out == "True [1]\nFalse\nTrue [1]\nTrue\n"

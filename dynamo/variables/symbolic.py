@@ -181,6 +181,34 @@ class SymbolicIntVariable(RuntimeValueVariable):
         emit_size(codegen, self.output.shape_env, self.expr)
 
 
+class LoopIndexVariable(SymbolicIntVariable):
+    """The variable of a loop being captured: its symbol is made by `make_symbol` when the body
+    first uses the value, so that a body that never reads it (`for _ in range(steps)`) makes no
+    symbol and imports no sympy."""
+
+    _expr: Any
+
+    def __init__(self, output: "OutputGraph", make_symbol: Callable[[], Any], node: Any = None,
+                 **kwargs: Any) -> None:
+        self._make_symbol = make_symbol
+        super().__init__(output, None, node, **kwargs)
+
+    @property
+    def expr(self) -> Any:
+        if self._expr is None:
+            self._expr = self._make_symbol()
+        return self._expr
+
+    @expr.setter
+    def expr(self, value: Any) -> None:
+        self._expr = value
+
+    def loop_done(self, make_symbol: Callable[[], Any]) -> None:
+        """The loop's body is traced: a symbol made from now on comes from `make_symbol` (which must
+        not hold the loop's trace, which this variable may outlive)."""
+        self._make_symbol = make_symbol
+
+
 def _size_of(value: VariableTracker) -> Any:
     """The operand as an int or sympy expression, or None if it is not a plain Python int."""
     if isinstance(value, SymbolicIntVariable):
