@@ -23,6 +23,7 @@ from .codegen import CALL_MACROS
 from .emitters import with_nan_safe_helpers
 from .loop_dtypes import loop_dtype, ufunc_helpers
 from .loop_exprs import View
+from .loop_reductions import REDUCTIONS
 from .loop_vectors import VEC, VECTOR_HELPERS, Vectors, blas_header, evaluates_where_stored, is_slicing
 from .tiles import NumpyLoop
 
@@ -171,6 +172,7 @@ class LoopWriter:
                 "overflow:\n    status = 2; goto done;\n"
                 "shape:\n    status = 3; goto done;\n"
                 "nomem:\n    status = 4; goto done;\n"
+                "no_identity:\n    status = 6; goto done;\n"
                 "done:\n" + free_temps + "    return status;\n}\n")
 
     def bind(self, node: Any, cexpr: Any, kind: str, ptype: Any) -> None:
@@ -351,7 +353,7 @@ class LoopWriter:
 
     def lower(self, node: Any) -> None:
         target = node.target
-        if node.kwargs:
+        if node.kwargs and not (target in REDUCTIONS and set(node.kwargs) == {"axis"}):
             raise Refused(f"{getattr(target, '__name__', target)} with keywords")
         handler = LOWERINGS.get(target)
         if evaluates_where_stored(target) and any(self.kinds.get(a) in (ARRAY, VEC) for a in node.args):
@@ -531,6 +533,8 @@ LOWERINGS = {
     np.empty_like: lambda w, node: w.vec.like(node, None),
     np.zeros_like: lambda w, node: w.vec.like(node, "0.0"),
     np.sum: lambda w, node: w.vec.total(node),
+    np.max: lambda w, node: w.vec.extreme(node),
+    np.min: lambda w, node: w.vec.extreme(node),
     operator.lt: LoopWriter.compare,
     operator.le: LoopWriter.compare,
     operator.gt: LoopWriter.compare,

@@ -10,6 +10,9 @@ from .emitters import C_TYPES
 from .loop_dtypes import ITEM_SIZES, emit_ufunc
 
 
+BROADCAST_STRIDE = "INT64_C(0)"  # the stride of an axis np.newaxis adds
+
+
 @dataclass(frozen=True)
 class View:
     """A strided view in C: variables holding its first element's address, its length and stride
@@ -102,6 +105,8 @@ def unit_strides(expr: Any) -> Any:
     """The expression with every view's last stride its item size as a constant (C code for contiguous
     rows)."""
     if isinstance(expr, View):
+        if expr.strides[-1] == BROADCAST_STRIDE:  # a new axis: its element repeats
+            return expr
         return replace(expr, strides=expr.strides[:-1] + (str(ITEM_SIZES[expr.dtype]),))
     if isinstance(expr, Elementwise):
         return replace(expr, operands=tuple(unit_strides(o) for o in expr.operands))

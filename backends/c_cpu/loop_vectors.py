@@ -22,7 +22,8 @@ from ...fx_ir import TensorMeta
 from .blas import numpy_ddot
 from .emitters import C_TYPES
 from .loop_dtypes import ITEM_SIZES, compares_floats, constant, loop_dtype, raises_flags, refuse_ufunc
-from .loop_exprs import (VECTORS, Broadcast, Elementwise, Outer, View, hazard, loop_nest, substitute, unit_strides,
+from .loop_reductions import axis_reduce, sums_where_stored
+from .loop_exprs import (BROADCAST_STRIDE, VECTORS, Broadcast, Elementwise, Outer, View, hazard, loop_nest, substitute, unit_strides,
                          walking_views)
 from .tiles import NumpyLoop
 from .ufunc_loops import loop_symbol, numpy_loop
@@ -172,6 +173,7 @@ class Vectors:
         self.used = False  # whether the loop has slices (their C code assumes aligned whole-item strides)
         self.ufuncs = False  # whether expressions use the kernels' C of ufuncs (loop_dtypes.ufunc_helpers)
         self.quiet = False  # whether they compare floats (the function is then not vectorized)
+        self.reversed: set[View] = set()  # views that walk an axis backwards (a negative step, np.flip)
         self.temps = 0  # temporary buffers: the function's dyn_tmp[k], kept across iterations, freed at exit
         self.whole_temps: set[View] = set()  # views of whole temporary buffers (C-contiguous)
         self.contiguous: set[str] = set()  # C variables of arguments summed whole: C-contiguous per call
@@ -195,17 +197,24 @@ class Vectors:
         if not isinstance(meta, TensorMeta) or meta.ndim == 0:
             raise self.refuse("slicing an array of unknown rank or a 0-d array")
         parts = index if type(index) is tuple else (index,)
-        if any(p is None or p is Ellipsis for p in parts) or len(parts) > meta.ndim:
-            raise self.refuse("an index with None, Ellipsis or too many entries")
-        parts = parts + (slice(None),) * (meta.ndim - len(parts))
+        taken = sum(1 for p in parts if p is not None)  # np.newaxis adds an axis and takes none
+        if any(p is Ellipsis for p in parts) or taken > meta.ndim:
+            raise self.refuse("an index with Ellipsis or too many entries")
+        parts = parts + (slice(None),) * (meta.ndim - taken)
         key = (base, tuple((w.operand(p.start)[0] if p.start is not None else None,
                             w.operand(p.stop)[0] if p.stop is not None else None, p.step)
-                           if isinstance(p, slice) else w.operand(p)[0] for p in parts))
+                           if isinstance(p, slice) else "newaxis" if p is None else w.operand(p)[0] for p in parts))
         if key in self.views:
             return self.views[key]
         self.used = True
         offsets, lengths, strides = [], [], []
-        for axis, p in enumerate(parts):
+        axis = -1
+        for p in parts:
+            if p is None:  # a new axis of length 1
+                lengths.append("INT64_C(1)")
+                strides.append(BROADCAST_STRIDE)
+                continue
+            axis += 1
             if not isinstance(p, slice):
                 offsets.append(w.index_offset(base, axis, p))
                 continue
@@ -214,8 +223,10 @@ class Vectors:
             lengths.append(length)
             strides.append(stride)
         data = w.var("p")
-        w.lines.append(f"char *{data} = {base} + {' + '.join(offsets)};")
+        w.lines.append(f"char *{data} = {base} + {' + '.join(offsets) or '0'};")
         self.views[key] = View(data, tuple(lengths), tuple(strides), base, loop_dtype(meta.dtype))
+        if any(isinstance(p, slice) and p.step is not None and p.step < 0 for p in parts):
+            self.reversed.add(self.views[key])
         return self.views[key]
 
     def slice_axis(self, size: str, stride: str, part: slice) -> tuple[str, str, str]:
@@ -301,9 +312,12 @@ class Vectors:
         """An operand of an op whose operands and result are all of `dtype`: a vector of that dtype, or a
         scalar NumPy converts to it exactly (C of the converted value)."""
         if isinstance(operand, VECTORS):
-            if operand.dtype != dtype:
-                raise self.refuse(f"an op mixing {operand.dtype} and {dtype} arrays (NumPy casts)")
-            return operand
+            if operand.dtype == dtype:
+                return operand
+            if dtype[0] == "f" and np.can_cast(np.dtype(operand.dtype), np.dtype(dtype), "safe"):
+                # NumPy casts the operand first: float32 or a narrower int to float64 (C's conversion)
+                return Elementwise("", (operand,), operand.lengths, self.epoch, self.scope, dtype, "cast")
+            raise self.refuse(f"an op mixing {operand.dtype} and {dtype} arrays (NumPy casts)")
         if dtype == "f8":
             return f"(double)({operand})"
         if hasattr(arg, "op"):
@@ -488,7 +502,7 @@ class Vectors:
                     w.lines.append(f"if ({r} != {t} && {r} != 1) {{ ints[0] = {t}; ints[1] = {r}; goto shape; }}")
             rhs, copies = self.snapshot(target, rhs)
             spread = rhs if rhs.lengths == target.lengths else Broadcast(rhs, target.lengths)
-            walking = dict.fromkeys([target, *walking_views(spread)])
+            walking = dict.fromkeys(v for v in [target, *walking_views(spread)] if v.strides[-1] != BROADCAST_STRIDE)
             unit = " && ".join(f"{v.strides[-1]} == {ITEM_SIZES[v.dtype]}" for v in walking)
             w.lines.append(f"if ({unit}) {{")
             w.lines.append(f"    {loop_nest(idx, target.lengths, assign(unit_strides(target), unit_strides(spread).at(idx)))}")
@@ -539,7 +553,12 @@ class Vectors:
         rhs = self.value(value)
         if rhs == target:  # `A[s] += x` stores A[s] into itself: NumPy copies nothing
             return
-        if isinstance(rhs, VECTORS) or target.dtype != "f8":  # NumPy casts other dtypes on assignment
+        if isinstance(rhs, VECTORS) and rhs.dtype[0] == target.dtype[0] == "f" \
+                and ITEM_SIZES[rhs.dtype] > ITEM_SIZES[target.dtype]:
+            # NumPy's setitem casts float64 to float32 (C's conversion: rounded, its flags "in cast")
+            self.w.ops.append("cast")
+            rhs = Elementwise("", (rhs,), rhs.lengths, self.epoch, self.scope, target.dtype, "cast")
+        elif isinstance(rhs, VECTORS) or target.dtype != "f8":  # NumPy casts other dtypes on assignment
             rhs = self.typed(value, rhs, target.dtype)
         self.store_loop(target, rhs, None)
 
@@ -582,7 +601,9 @@ class Vectors:
         for s in v.strides:
             strides.append(w.var("s"))
             w.lines.append(f"int64_t {strides[-1]} = -{s};")
-        w.bind(node, View(data, v.lengths, tuple(strides), v.base, v.dtype), VEC, np.ndarray)
+        flipped = View(data, v.lengths, tuple(strides), v.base, v.dtype)
+        self.reversed.add(flipped)
+        w.bind(node, flipped, VEC, np.ndarray)
 
     def square(self, node: Any) -> None:
         """`x ** 2` of a float64 array: NumPy runs its square loop (one product per element, its
@@ -606,8 +627,12 @@ class Vectors:
         """np.sum(x) / x.sum() of a whole float64 argument (C-contiguous: checked per call) or temporary:
         NumPy's own add loop in its reduce form over all the values in one call, from 0.0, as NumPy
         reduces a contiguous array (its pairwise sum; "... encountered in reduce")."""
-        if node.kwargs or len(node.args) != 1:
-            raise self.refuse("a sum with an axis, dtype or out")
+        axis = node.kwargs.get("axis", node.args[1] if len(node.args) > 1 else None)
+        if set(node.kwargs) - {"axis"} or len(node.args) > 2 or node.kwargs and len(node.args) > 1:
+            raise self.refuse("a sum with a dtype, out or keepdims")
+        if axis is not None:
+            axis_reduce(self, node, axis)
+            return
         x = self.value(node.args[0])
         if isinstance(x, VECTORS) and x.dtype != "f8":
             raise self.refuse(f"a sum of {x.dtype} values")
@@ -627,6 +652,13 @@ class Vectors:
                             "const int64_t steps_[3] = {0, 8, 0}; fpflags |= fetestexcept(DYN_FLAGS); "
                             f"{loop.symbol}(args_, &{n}, steps_, {loop.symbol}_data); }}")
         self.w.bind(node, var, "float", np.float64)
+
+    def extreme(self, node: Any) -> None:
+        """np.max / np.min of an array along constant axes (loop_reductions.axis_reduce)."""
+        axis = node.kwargs.get("axis", node.args[1] if len(node.args) > 1 else None)
+        if axis is None or len(node.args) > 2 or node.kwargs and len(node.args) > 1:
+            raise self.refuse(f"np.{node.target.__name__} of a whole array or with out, keepdims or initial")
+        axis_reduce(self, node, axis)
 
     def copy(self, node: Any) -> None:
         """`x.copy()` of a slice or an argument: its values now, in a temporary buffer in C order."""
@@ -712,7 +744,7 @@ def needs_temporary(node: Any) -> bool:
         return True
     user = users[0]
     lazy = user.op == "call_function" and (
-        user.target in ELEMENTWISE or evaluates_where_stored(user.target)
+        user.target in ELEMENTWISE or evaluates_where_stored(user.target) or sums_where_stored(user, node)
         or (user.target is operator.setitem and user.args[2] is node)
         or (user.target in INPLACE and user.args[1] is node and user.args[0] is not node))
     if not lazy:

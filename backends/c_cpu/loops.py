@@ -15,6 +15,7 @@ from ...fx_ir import ForLoop, GraphModule, WhileLoop
 from ..kernel_ir import specialize
 from .blas import numpy_ddot
 from .loop_codegen import Refused, loop_source
+from .loop_reductions import NO_IDENTITY
 
 log = logging.getLogger("dynamo.output_code")
 
@@ -129,6 +130,8 @@ class NativeLoop:
             raise ValueError(f"operands could not be broadcast together with shapes ({ints[0]},) ({ints[1]},)")
         if error == 4:
             raise MemoryError("backend c's C loop could not allocate a scratch vector")
+        if error == 6:
+            raise ValueError(f"zero-size array to reduction operation {NO_IDENTITY[ints[0]]} which has no identity")
         self.paused = error == 5  # a while loop that ran 50 ms: called again (Python sees signals between)
         for flags, ops in ((int(ints[writer.dot_slot + 1]), ["dot"]), (int(ints[writer.dot_slot + 2]), ["matmul"]),
                            (status >> 3, writer.ops)):

@@ -166,12 +166,13 @@ def test_integer_floor_division_by_zero_warns_as_numpy():
 
 
 def test_what_numpy_casts_or_raises_on_stays_a_python_loop():
-    # an int32 array times a float, a constant past int32, an element of an int32 array (NumPy's
-    # scalar warns on overflow): the Python loop over the compiled body, still NumPy's results
+    # a float64 value stored into an int32 array (NumPy's unsafe cast), a constant past int32, an
+    # element of an int32 array (NumPy's scalar warns on overflow): the Python loop over the compiled
+    # body, still NumPy's results
     def casts(A, B, n):
         for i in range(n):
-            B[i, :] = A[i, :] * 0.5
-        return B
+            A[i, :] = B[i, :] * 0.5
+        return A
 
     def past_int32(A, n):
         for i in range(n):
@@ -183,7 +184,7 @@ def test_what_numpy_casts_or_raises_on_stays_a_python_loop():
             A[i, 0] = A[i - 1, 0] + A[i, 1]
         return A
     A = rng.integers(-9, 9, (4, 3)).astype(np.int32)
-    rec = run_both(casts, [(A, np.zeros((4, 3)), 4)])
+    rec = run_both(casts, [(A, rng.standard_normal((4, 3)) * 100, 4)])
     assert [loop.refused for loop in rec.native_loops()] != [{}]
     with pytest.raises(OverflowError):
         past_int32(A.copy(), 4)
@@ -191,3 +192,18 @@ def test_what_numpy_casts_or_raises_on_stays_a_python_loop():
         dynamo.compile(past_int32, backend="c")(A.copy(), 4)
     rec = run_both(element, [(A, 4)])
     assert [loop.refused for loop in rec.native_loops()] != [{}]
+
+
+def test_safe_casts_to_float64_as_numpy():
+    # int32 and float32 operands of a float64 op: NumPy casts them first (exactly); a float64 value
+    # stored into float32 rounds as NumPy's cast
+    def mixed(A, F, D, n):
+        for i in range(n):
+            D[i, :] = A[i, :] * 0.5 + F[i, :] * D[i, :]
+            F[i, :] = D[i, :] * 3.0
+        return D, F
+    def make(n, m):
+        return (rng.integers(-2 ** 31, 2 ** 31, (n, m)).astype(np.int32),
+                rng.standard_normal((n, m)).astype(np.float32), rng.standard_normal((n, m)) * 1e30, n)
+    rec = run_both(mixed, [make(5, 7), make(8, 3), make(2, 2)])
+    assert native_runs(rec) == [1, 2]
