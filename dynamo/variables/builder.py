@@ -292,6 +292,17 @@ class VariableBuilder:
         else:
             self.guard(kwdefaults, GuardKind.CALL, DictKeysAre(tuple(value.__kwdefaults__)))
 
+    def wrap_method(self, value: types.MethodType, source: Source) -> VariableTracker:
+        """A bound method passed in (`obj.method` as a callback): a new object per attribute
+        access, guarded as what a call of it runs: its function and the object it is bound to."""
+        from .functions import UserMethodVariable
+
+        if not isinstance(value.__func__, types.FunctionType):  # a method of a C class, a callable object
+            return self.wrap_object(value, source)
+        self.guard(source, GuardKind.TYPE_IS, types.MethodType)
+        function = self(value.__func__, AttrSource(source, "__func__"))
+        return UserMethodVariable(function, self(value.__self__, AttrSource(source, "__self__")), source=source)
+
     def wrap_builtin(self, value: Any, source: Source) -> VariableTracker:
         from .builtins import BuiltinVariable
         from .numpy_api import NumpyFunctionVariable
@@ -389,6 +400,7 @@ _BY_TYPE: dict[type, Callable[[VariableBuilder, Any, Source], VariableTracker]] 
     weakref.ProxyType: VariableBuilder.wrap_weak_proxy,
     weakref.CallableProxyType: VariableBuilder.wrap_weak_proxy,
     types.FunctionType: VariableBuilder.wrap_function,
+    types.MethodType: VariableBuilder.wrap_method,
     types.BuiltinFunctionType: VariableBuilder.wrap_builtin,
     np.ufunc: VariableBuilder.wrap_builtin,
     type(Ellipsis): VariableBuilder.wrap_constant,

@@ -87,6 +87,30 @@ def test_a_per_object_function_with_other_cell_contents_is_not_reused_wrongly():
     assert entries(apply_key) == 2
 
 
+class Gain:
+    def __init__(self, g):
+        self.g = g
+
+    def apply(self, v):
+        return v * self.g
+
+
+def apply_twice(method, x):
+    y = method(x)
+    print(end="")
+    return method(y) + 1
+
+
+def test_bound_methods_passed_per_call_are_traced_and_compile_twice():
+    """`obj.method` as a callback, a new object each call: guarded by its function and its object,
+    and called inside the graph (calling a method object was a graph break at each call)."""
+    compiled = run_both(apply_twice, [lambda g=g: (Gain(g).apply, np.arange(4.0)) for g in (0.5, 1.5, 2.5, 3.5, 4.5)])
+    assert compiles(compiled, "apply_twice") == 4  # the frame and its resume function, twice each
+    assert compiles(compiled, "Gain") == 0  # never a frame of its own: inlined
+    report = dynamo.explain(apply_twice)(Gain(2.0).apply, np.arange(4.0))
+    assert report.graph_break_count == 1, report.format()  # the print only
+
+
 def log_safely(x):
     with np.errstate(all="ignore"):
         y = np.log(x)
