@@ -172,6 +172,39 @@ def particles(np):
     return move, drive
 
 
+def particle_masks(np):
+    """A particle system as a class of arrays whose step bounces and respawns particles through
+    boolean masks (each masked write a graph break: three graphs per call)."""
+    class Particles:
+        def __init__(self, n, seed):
+            rng = np.random.default_rng(seed)
+            self.pos = rng.random((n, 2))
+            self.vel = rng.standard_normal((n, 2)) * 0.5
+            self.life = rng.random(n) * 2.0
+
+        def step(self, dt):
+            self.vel[:, 1] -= 9.8 * dt
+            self.pos += self.vel * dt
+            out = (self.pos < 0.0) | (self.pos > 1.0)
+            self.vel[out] *= -0.8
+            np.clip(self.pos, 0.0, 1.0, out=self.pos)
+            self.life -= dt
+            dead = self.life <= 0.0
+            self.pos[dead] = 0.5
+            self.vel[dead] = 0.0
+            self.life[dead] = 2.0
+            return self.pos
+
+    system = Particles(24, 13)
+
+    def drive(fn):
+        for _ in range(4):
+            fn(system, 0.01)
+        return system.pos.copy()
+
+    return Particles.step, drive
+
+
 def nested_helper(np):
     """A function with a helper defined inside it, called after a graph break (a log line)."""
     sink = io.StringIO()
@@ -357,8 +390,8 @@ def local_records(np):
     return summarize, drive
 
 
-PROGRAMS = [game_of_life, mandelbrot, gray_scott, gray_scott_globals, particles, nested_helper, safe_log_stats,
-            coarse_grain, mouse_follow, local_class, per_object_keys, local_vectors, local_records]
+PROGRAMS = [game_of_life, mandelbrot, gray_scott, gray_scott_globals, particles, particle_masks, nested_helper,
+            safe_log_stats, coarse_grain, mouse_follow, local_class, per_object_keys, local_vectors, local_records]
 
 
 # ---- measuring --------------------------------------------------------------------------------------

@@ -41,6 +41,8 @@ static PyMemberDef cache_entry_members[] = {
      "seconds of the fastest timed call of the original code (0.0: none)"},
     {"recheck", T_PYSSIZET, offsetof(CacheEntry, recheck), READONLY,
      "calls after which a dropped version is timed again (0: never)"},
+    {"part_of_caller", T_INT, offsetof(CacheEntry, part_of_caller), READONLY,
+     "a resume function's version: it takes no turns while a compiled turn runs"},
     {NULL},
 };
 
@@ -172,7 +174,7 @@ CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *
 }
 
 CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, PyObject *transformed,
-                         int unhooked, int probe, Py_ssize_t recheck) {
+                         int unhooked, int probe, Py_ssize_t recheck, int part_of_caller) {
     if (!PyObject_TypeCheck(guard, &GuardProgram_Type)) {
         PyErr_Format(PyExc_TypeError, "cache entry guard must be a GuardProgram, not %.100s",
                      Py_TYPE(guard)->tp_name);
@@ -223,12 +225,18 @@ CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, P
     entry->turns = entry->probe;
     entry->compiled_unhooked = unhooked;
     entry->recheck = recheck;
+    entry->part_of_caller = part_of_caller;
     entry->recheck_at = 0;
     entry->last_hit = entry->armed_at = state->hit_serial;
     int err = PyList_Insert(state->entries, 0, (PyObject *)entry);
     Py_DECREF(entry);
     return err < 0 ? NULL : entry;
 }
+
+/* Turns of each kind before a version clearly faster than the original stops taking them: a first
+ * call of the original is often slow (CPython's instruction specialization, NumPy's first use of a
+ * loop), and one such call alone made a slower version look twice as fast. */
+#define EARLY_STOP_TURNS 3
 
 void cache_entry_probed(CacheEntry *entry, int original_turn, double seconds) {
     double *best = original_turn ? &entry->best_original : &entry->best_compiled;
@@ -238,7 +246,7 @@ void cache_entry_probed(CacheEntry *entry, int original_turn, double seconds) {
     if (entry->best_original == 0.0 || entry->best_compiled == 0.0) {
         return;
     }
-    if (entry->best_original > 2.0 * entry->best_compiled) {
+    if (entry->best_original > 2.0 * entry->best_compiled && entry->turns - entry->probe >= 2 * EARLY_STOP_TURNS) {
         entry->probe = 0; /* clearly faster: no more turns of the original */
     }
     else if (entry->probe == 0 && entry->best_compiled > entry->best_original) {

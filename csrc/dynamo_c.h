@@ -41,6 +41,9 @@ typedef struct CacheEntry {
     double best_original;
     int turns;                /* the timed turns it started with: a re-measure takes as many */
     int compiled_unhooked;    /* `unhooked` of the compiled code, kept while dropped */
+    /* a resume function's version: while a compiled turn of its frame (or of any entry) runs, it
+     * runs compiled and takes no turn, so that the turn times the frame's version as a whole */
+    int part_of_caller;
     /* A dropped version is timed again after `recheck` more calls (0: never), four times later at
      * each re-measure: inputs that grow (new shapes under dynamic sizes) may make it pay. */
     Py_ssize_t recheck;
@@ -91,7 +94,7 @@ static inline int code_argument_slots(PyCodeObject *code) {
 CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *inputs);
 /* New entry at the front of the code's cache; borrowed result, NULL on error. */
 CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, PyObject *transformed,
-                         int unhooked, int probe, Py_ssize_t recheck);
+                         int unhooked, int probe, Py_ssize_t recheck, int part_of_caller);
 /* Called after a timed turn of a probed entry: stops probing early when the compiled code is
  * clearly faster, and drops the entry once probing ends with it slower. */
 void cache_entry_probed(CacheEntry *entry, int original_turn, double seconds);

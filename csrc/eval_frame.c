@@ -26,6 +26,12 @@ static Py_ssize_t threads_with_callback = 0;
 static _Thread_local PyCodeObject *tls_checked_code DYNAMO_TLS_MODEL = NULL;
 static _PyFrameEvalFunction previous_eval_frame = NULL;
 static _Thread_local Py_ssize_t tls_lookups DYNAMO_TLS_MODEL = 0; /* eval_frame_lookups */
+/* Nonzero while a compiled turn of a timed entry runs on this thread: the resume functions it
+ * calls (entries part_of_caller) run their compiled code and take no turns of their own, so that
+ * the turn times what the version costs on the whole, as the original turn times the whole
+ * function run plain. Other functions it calls take their turns, judged apart as when called
+ * from anywhere else (a main() whose one call runs the program would otherwise never let them). */
+static _Thread_local int tls_compiled_turn DYNAMO_TLS_MODEL = 0;
 
 /* Argument references a call hands over to the frame it starts (eval_frame_call): the caller
  * owns them until that frame holds its own copies, and then lets go, so that while the callee
@@ -264,23 +270,26 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
         }
     }
     else if (answer != Py_None) {
-        /* (guard, code), (guard, code, unhooked) or (guard, code, unhooked, probe[, recheck]): a
-         * true third item says that the code starts no frame the hook must see, so that a call of
-         * it need not turn the hook on; the fourth, how many hits take timed turns with the
-         * original; the fifth, after how many calls a version so dropped is timed again */
+        /* (guard, code), (guard, code, unhooked) or (guard, code, unhooked, probe[, recheck[,
+         * part_of_caller]]): a true third item says that the code starts no frame the hook must
+         * see, so that a call of it need not turn the hook on; the fourth, how many hits take timed
+         * turns with the original; the fifth, after how many calls a version so dropped is timed
+         * again; a true sixth, that the code is a resume function, timed with its frame */
         Py_ssize_t size = PyTuple_Check(answer) ? PyTuple_GET_SIZE(answer) : 0;
         int unhooked = size >= 3 ? PyObject_IsTrue(PyTuple_GET_ITEM(answer, 2)) : 0;
         long probe = size >= 4 ? PyLong_AsLong(PyTuple_GET_ITEM(answer, 3)) : 0;
-        Py_ssize_t recheck = size == 5 && !PyErr_Occurred() ? PyLong_AsSsize_t(PyTuple_GET_ITEM(answer, 4)) : 0;
-        if (size < 2 || size > 5) {
+        Py_ssize_t recheck = size >= 5 && !PyErr_Occurred() ? PyLong_AsSsize_t(PyTuple_GET_ITEM(answer, 4)) : 0;
+        int part_of_caller = size == 6 && !PyErr_Occurred() ? PyObject_IsTrue(PyTuple_GET_ITEM(answer, 5)) : 0;
+        if (size < 2 || size > 6) {
             PyErr_Format(PyExc_TypeError,
                          "compile callback must return None, SKIP, CACHE_FULL, (guard, code), (guard, code, unhooked) "
-                         "or (guard, code, unhooked, probe[, recheck]), not %.100s", Py_TYPE(answer)->tp_name);
+                         "or (guard, code, unhooked, probe[, recheck[, part_of_caller]]), not %.100s",
+                         Py_TYPE(answer)->tp_name);
         }
-        else if (unhooked >= 0 && !PyErr_Occurred()) {
+        else if (unhooked >= 0 && part_of_caller >= 0 && !PyErr_Occurred()) {
             entry = cache_insert(code, callback, PyTuple_GET_ITEM(answer, 0), PyTuple_GET_ITEM(answer, 1),
                                  unhooked, probe < 0 ? 0 : (probe > 1000000 ? 1000000 : (int)probe),
-                                 recheck < 0 ? 0 : recheck);
+                                 recheck < 0 ? 0 : recheck, part_of_caller);
             Py_XINCREF(entry);
         }
     }
@@ -374,7 +383,10 @@ static PyObject *probe_turn(PyThreadState *tstate, DynamoFrame *frame, int throw
             PyErr_Clear(); /* the lookup just ran the same checks without raising */
         }
         eval_frame_resume(suspended);
+        int outer_turn = tls_compiled_turn;
+        tls_compiled_turn = 1;
         result = cache_entry_call(entry, frame->localsplus, inputs->nargs, inputs->globals, inputs->closure, 1);
+        tls_compiled_turn = outer_turn;
         compat_dispose_unstarted_frame(tstate, frame);
     }
     if (result != NULL) {
@@ -455,7 +467,7 @@ static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, in
         }
         return eval_default(tstate, frame, throwflag);
     }
-    if (entry->probe > 0 && !entry->in_place) {
+    if (entry->probe > 0 && !entry->in_place && !(tls_compiled_turn && entry->part_of_caller)) {
         return probe_turn(tstate, frame, throwflag, entry, &inputs, code);
     }
     if (entry->in_place) {

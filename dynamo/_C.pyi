@@ -27,6 +27,7 @@ class CacheEntry:
     best_compiled: float  # seconds of the fastest timed call of the compiled code (0.0: none)
     best_original: float
     recheck: int  # calls after which a dropped version is timed again (0: never)
+    part_of_caller: int  # a resume function's version: no turns of its own during a compiled turn
 
 class FrameView:
     f_code: types.CodeType

@@ -435,8 +435,9 @@ class ConvertFrame:
         turns = 0 if takes_device_arrays(compiled) else config.timed_turns
         if turns:
             retime_when_graphs_move(code, compiled, self)
+        # a resume function is timed as part of the version of the frame that calls it
         return (compiled.guards.compile(), code_to_run(code, compiled), compiled.unhooked, turns,
-                config.timed_turns_recheck)
+                config.timed_turns_recheck, code in resume_origins.origins)
 
     def compile_frame(self, frame: Any) -> CompiledFrame:
         """Trace the frame into a graph; when something cannot be captured, fall back to the

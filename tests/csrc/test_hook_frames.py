@@ -389,10 +389,10 @@ def test_set_eval_frame_rejects_non_callables():
 def test_callback_answer_is_validated():
     for bad, error, text in [
         (42, TypeError, "must return None, SKIP, CACHE_FULL, \\(guard, code\\), \\(guard, code, unhooked\\) or "
-                        "\\(guard, code, unhooked, probe\\[, recheck\\]\\)"),
+                        "\\(guard, code, unhooked, probe\\[, recheck\\[, part_of_caller\\]\\]\\)"),
         ((always(), leaf.__code__, False, "many"), TypeError, "integer"),
         ((always(), leaf.__code__, False, 4, "later"), TypeError, "integer"),
-        ((always(), leaf.__code__, False, 4, 10, "more"), TypeError, "must return None, SKIP"),
+        ((always(), leaf.__code__, False, 4, 10, False, "more"), TypeError, "must return None, SKIP"),
         ((always(),), TypeError, "must return None, SKIP"),
         (("not a guard", leaf.__code__), TypeError, "GuardProgram"),
         ((always(), "not code"), TypeError, "code object"),

@@ -1,6 +1,7 @@
 """Timed turns (config.timed_turns): a new compiled version and the original code take turns on
 the first calls, each timed; a version slower than the original is dropped for it, and explain
 says so. Results are the same whichever code runs."""
+import io
 import time
 
 import numpy as np
@@ -281,3 +282,76 @@ def test_retime_measures_a_dropped_version_again():
     for _ in range(dynamo.config.timed_turns + 2):
         assert same_value(compiled(x), affine(x))
     assert _C.cache_entries(affine.__code__)[0].dropped  # still slower: dropped again
+
+
+class SteppedClock(FakeClock):
+    """A fake clock whose readings number `slow` (counted from 1) come `extra` seconds later."""
+
+    def __init__(self, slow, extra):
+        super().__init__()
+        self.readings, self.slow, self.extra = 0, slow, extra
+
+    def __call__(self):
+        self.readings += 1
+        if self.readings in self.slow:
+            self.now += self.extra
+        return super().__call__()
+
+
+def test_one_slow_first_call_of_the_original_does_not_end_the_turns_early():
+    # the original's first turn is often slow (CPython's specialization, NumPy's first use of a
+    # loop): alone it made a compiled version that is not faster look twice as fast, and kept it
+    clock = SteppedClock(slow={4}, extra=1.0)  # readings 3 and 4 time the first original turn
+    _C.set_turn_timer(clock)
+    try:
+        calls = []
+        compiled = dynamo.compile(affine, backend=backend_costing(clock, [2.0 ** -19], calls))
+        x = np.arange(4.0)
+        for _ in range(3):
+            assert same_value(compiled(x), affine(x))
+        (entry,) = _C.cache_entries(affine.__code__)
+        assert entry.best_original > 2.0 * entry.best_compiled and entry.probe == dynamo.config.timed_turns - 3
+        for _ in range(dynamo.config.timed_turns):
+            assert same_value(compiled(x), affine(x))
+        # the later turns of the original were as fast as the compiled code's: it is dropped
+        assert entry.dropped and entry.best_original < entry.best_compiled and _C.is_skipped(affine.__code__)
+    finally:
+        _C.set_turn_timer(None)
+
+
+def scaled_with_a_log_line(x, log):
+    y = x * 2.0
+    print("scaled", len(x), file=log)  # a graph break: the rest is a resume function
+    return y + 1.0
+
+
+def test_resume_functions_run_compiled_in_the_compiled_turns_of_their_frame(clock):
+    # a compiled turn times the version on the whole (as the original turn times the whole
+    # function run plain): the resume functions it calls take no turns of their own meanwhile
+    runs = {}
+
+    def counting(graph_module, example_inputs):
+        index = len(runs)
+        runs[index] = 0
+
+        def run(*args):
+            runs[index] += 1
+            return graph_module.forward(*args)
+        return run
+
+    compiled = dynamo.compile(scaled_with_a_log_line, backend=counting)
+    x, log, plain_log = np.arange(3.0), io.StringIO(), io.StringIO()
+    turns = dynamo.config.timed_turns
+    for _ in range(turns):
+        assert same_value(compiled(x, log), scaled_with_a_log_line(x, plain_log))
+    (frame_entry,) = _C.cache_entries(scaled_with_a_log_line.__code__)
+    resume_codes = [code for code, _ in compiled._dynamo_callback.compiled_frames
+                    if code is not scaled_with_a_log_line.__code__]
+    (resume_entry,) = _C.cache_entries(resume_codes[0])
+    assert runs == {0: turns // 2, 1: turns // 2}  # each compiled turn ran both graphs
+    assert frame_entry.probe == 0 and not frame_entry.dropped  # as fast by the fake clock: kept
+    assert resume_entry.probe == turns and resume_entry.hits == turns // 2 - 1  # no turn taken (its first call compiled it)
+    for _ in range(turns):  # the frame keeps its version: the resume function now takes its turns
+        assert same_value(compiled(x, log), scaled_with_a_log_line(x, plain_log))
+    assert resume_entry.probe == 0 and runs[0] == turns // 2 + turns and runs[1] == turns // 2 + turns // 2
+    assert log.getvalue() == plain_log.getvalue()
