@@ -20,6 +20,10 @@ typedef struct {
 
 /* 1: every check passed, 0: a check failed, -1: an exception was raised. */
 int guard_program_run(PyObject *program, const GuardInputs *inputs, Py_ssize_t *failed_at);
+/* class_shape.c: whether value (of_type: type(value)) is a class whose MRO has `shape` (a tuple:
+ * a class by identity, or (name, qualname, module, attribute names, their types) for one made by a
+ * call). 1 yes, 0 no, -1 error. */
+int class_shape_matches(PyObject *value, int of_type, PyObject *shape);
 
 /* ---- cache.c: the per-code-object state kept in co_extra ------------------------------- */
 

@@ -19,13 +19,14 @@ typedef enum {
     OP_STRUCT_IS,   /* type(reg[src]) is T and fields of its C struct hold expected values */
     OP_SIZES,       /* a relation between sizes of arrays in regs, as a small integer stack program */
     OP_TYPE_IN,     /* type(reg[src]) is one of the types of the tuple obj */
+    OP_CLASS_SHAPE, /* reg[src] (index 1: its type) is a class whose MRO has the shape obj */
     OP_COUNT
 } GuardOp;
 
 static const char *const op_names[OP_COUNT] = {
     "load_arg", "load_global", "load_cell", "load_attr", "load_item", "type_is",
     "id_is",    "equals",      "len_is",    "call",      "call_many", "struct_is",
-    "sizes",    "type_in",
+    "sizes",    "type_in",     "class_shape",
 };
 
 /* OP_SIZES programs (dynamo/shapes/guards.py writes them): a flat sequence of integers.
@@ -494,6 +495,16 @@ static int parse_instr(PyObject *item, int nregs, char *loaded, GuardInstr *ins)
         }
         ins->obj = Py_NewRef(b);
         return 0;
+    case OP_CLASS_SHAPE: /* (op, src, (of_type, shape)) */
+        if (parse_source_register(a, nregs, loaded, &ins->src) < 0) return -1;
+        if (!PyTuple_Check(b) || PyTuple_GET_SIZE(b) != 2 || !PyBool_Check(PyTuple_GET_ITEM(b, 0)) ||
+            !PyTuple_Check(PyTuple_GET_ITEM(b, 1))) {
+            PyErr_SetString(PyExc_TypeError, "class_shape takes (of_type: bool, shape: tuple)");
+            return -1;
+        }
+        ins->index = PyTuple_GET_ITEM(b, 0) == Py_True;
+        ins->obj = Py_NewRef(PyTuple_GET_ITEM(b, 1));
+        return 0;
     default: /* type_is, id_is, equals, call */
         if (parse_source_register(a, nregs, loaded, &ins->src) < 0) return -1;
         ins->obj = Py_NewRef(b);
@@ -614,6 +625,8 @@ static int run_instr(const GuardInstr *ins, PyObject **regs, const GuardInputs *
         }
         return 0;
     }
+    case OP_CLASS_SHAPE:
+        return class_shape_matches(regs[ins->src], (int)ins->index, ins->obj);
     case OP_STRUCT_IS:
         return struct_matches(ins, regs[ins->src]);
     case OP_SIZES:

@@ -41,15 +41,31 @@ def _held_by_its_module(cls: type, qualname: str) -> bool:
 def own_shape(cls: type) -> Any:
     """One class of an MRO: a class made by a call by its names, its attribute names in order and
     their kinds (the values are guarded where the trace reads them); any other by identity."""
+    shape = _namespace_shape(cls) if made_by_a_call(cls) else None
+    return cls if shape is None else shape
+
+
+def _namespace_shape(cls: type) -> tuple | None:
     namespace = _DICT.__get__(cls, type)
-    if not made_by_a_call(cls) or not all(type(key) is str for key in namespace):
-        return cls  # (comparing a key of another type runs its __eq__: CPython's test_descr)
-    return (_NAME.__get__(cls, type), _QUALNAME.__get__(cls, type), _MODULE.__get__(cls, type), tuple(namespace),
+    if not all(type(key) is str for key in namespace):
+        return None  # (comparing a key of another type runs its __eq__: CPython's test_descr)
+    return (_NAME.__get__(cls, type), _QUALNAME.__get__(cls, type), namespace.get("__module__"), tuple(namespace),
             tuple(map(type, namespace.values())))
 
 
 def shape_of(cls: type) -> tuple:
     return tuple(map(own_shape, _MRO.__get__(cls, type)))
+
+
+def matches_shape(cls: Any, shape: tuple) -> bool:
+    """What the C guard class_shape checks (csrc/class_shape.c): cls's MRO has these shapes, a
+    class expected by its shape being any class of metaclass type written in Python that has it."""
+    if type(cls) is not type:
+        return False
+    mro = _MRO.__get__(cls, type)
+    return len(mro) == len(shape) and all(
+        type(c) is type and bool(c.__flags__ & _HEAPTYPE) and _namespace_shape(c) == expected
+        if type(expected) is tuple else c is expected for c, expected in zip(mro, shape))
 
 
 class ClassShape:
@@ -64,8 +80,7 @@ class ClassShape:
         self.name = _QUALNAME.__get__(cls, type)
 
     def __call__(self, value: Any) -> bool:
-        cls = type(value) if self.of_type else value
-        return type(cls) is type and shape_of(cls) == self.shape
+        return matches_shape(type(value) if self.of_type else value, self.shape)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ClassShape) and (self.shape, self.of_type) == (other.shape, other.of_type)

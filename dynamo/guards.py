@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _C
 from .array_layout import layout_spec, pattern_layout_spec, sizes_spec
+from .class_shapes import ClassShape
 from .sources import AttrSource, Source
 
 
@@ -456,6 +457,8 @@ class _ProgramBuilder:
     def lower_call(self, guard: Guard) -> None:
         if isinstance(guard.value, IsDouble):  # two type pointers compared in C: no Python frame per call
             self.emit(guard, "type_in", self.load(guard.source), _DOUBLE_TYPES)
+        elif isinstance(guard.value, ClassShape):  # compared in C: no Python frame per call (~1.3 us)
+            self.emit(guard, "class_shape", self.load(guard.source), (guard.value.of_type, guard.value.shape))
         else:
             self.lower_check(guard)
 

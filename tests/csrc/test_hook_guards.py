@@ -256,6 +256,8 @@ def test_guard_program_runs_in_the_hook_against_arguments_globals_and_closure():
     ([("len_is", 0, 3)], 1, ValueError, "read before"),
     ([("type_in", 0, (int,))], 1, ValueError, "read before"),
     ([("load_arg", 0, 0), ("type_in", 0, int)], 1, TypeError, "type_in takes a tuple of types"),
+    ([("load_arg", 0, 0), ("class_shape", 0, ((), ()))], 1, TypeError, r"class_shape takes \(of_type: bool"),
+    ([("load_arg", 0, 0), ("class_shape", 0, (1, ()))], 1, TypeError, r"class_shape takes \(of_type: bool"),
     ([("call_many", len, (0,))], 1, ValueError, "read before"),
     ([("call_many", len, 0)], 1, TypeError, r"call_many takes \(op, fn, \(registers...\)\)"),
     ([("load_arg", 0, 0), ("call_many", len, (0,) * 33)], 1, ValueError, "at most 32 registers"),
@@ -289,3 +291,39 @@ def test_guard_program_info_is_kept():
     prog = G([("load_arg", 0, 0), ("type_is", 0, int)], 1, info)
     assert prog.info is info
     assert G([], 0).info is None
+
+
+def made_in_a_call(name="x", value=1.0):
+    class Point:
+        size = value
+
+        def norm(self):
+            return self.size
+
+    if name != "size":
+        setattr(Point, name, 2.0)
+    return Point
+
+
+def test_class_shape_compares_classes_made_per_call_by_their_shape():
+    from dynamo.class_shapes import ClassShape, shape_of
+
+    Point = made_in_a_call()
+    shape = shape_of(Point)
+    by_class = G([("load_arg", 0, 0), ("class_shape", 0, (False, shape))], 1)
+    by_type = G([("load_arg", 0, 0), ("class_shape", 0, (True, shape))], 1)
+    same = [made_in_a_call(), made_in_a_call(value=3.0)]  # another call's class; a value of one kind
+    Sub = type("Sub", (Point,), {})
+    Meta = type("Meta", (type,), {})
+    other = [made_in_a_call("y"), made_in_a_call(value=3), Sub, Meta("Point", (), dict(Point.__dict__)),
+             type("Point", (), {**Point.__dict__, 1: 2}), Point(), 5, int]
+    moved = made_in_a_call()
+    moved.__module__ = "elsewhere"
+    other.append(moved)
+    for cls in same:
+        assert by_class.check((cls,), {}) == -1 and by_type.check((cls(),), {}) == -1, cls
+        assert ClassShape(Point, of_type=False)(cls)
+    for value in other:
+        assert by_class.check((value,), {}) == 1, value
+        assert not ClassShape(Point, of_type=False)(value), value
+    assert by_type.check((Point,), {}) == 1  # type(Point) is type: not a class of that shape
