@@ -6,8 +6,10 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import sys
 import types
 from collections import Counter
+from typing import Any
 
 _LOCATION = re.compile(r'^\s*# File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
@@ -94,3 +96,49 @@ def _move_outside(statement: ast.stmt, line: int, relocated: set[int]) -> None:
 def _move(node: ast.AST, line: int) -> None:
     node.lineno = node.end_lineno = line  # type: ignore[attr-defined]
     node.col_offset = node.end_col_offset = 0  # type: ignore[attr-defined]
+
+
+_FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def graph_lines(graph_module: Any) -> tuple[dict[str, tuple[str, int]], dict[int, tuple[str, int]]]:
+    """Each graph node's line in the program (file, line), by node name and by position, from the
+    location the frontend recorded (node.meta["source_location"])."""
+    by_name: dict[str, tuple[str, int]] = {}
+    by_position: dict[int, tuple[str, int]] = {}
+    for position, node in enumerate(graph_module.graph.nodes):
+        location = node.meta.get("source_location")
+        if location is None:
+            continue
+        filename, lineno = getattr(location, "filename", None), getattr(location, "lineno", None)
+        if not isinstance(filename, str) or not isinstance(lineno, int):
+            match = _FILE_LINE.search(str(location))
+            if match is None:
+                continue
+            filename, lineno = match["file"], int(match["line"])
+        by_name[node.name] = by_position[position] = (filename, lineno)
+    return by_name, by_position
+
+
+def use_module_registry(namespace: dict[str, Any], code: types.CodeType) -> None:
+    """Generated code that runs at the lines of a user's file (its `code`, from compile_at_user_lines)
+    records the warnings it shows in that file's module's registry, as the program's own lines do:
+    a warning a line showed once is not shown again when the original code and the compiled code
+    take turns, or when two versions of the code run the same line."""
+    module = _module_of_file(code.co_filename)
+    if module is not None:
+        namespace["__warningregistry__"] = vars(module).setdefault("__warningregistry__", {})
+
+
+_modules_by_file: dict[str, types.ModuleType] = {}
+
+
+def _module_of_file(filename: str) -> types.ModuleType | None:
+    module = _modules_by_file.get(filename)
+    if module is not None and sys.modules.get(module.__name__) is module:
+        return module
+    for candidate in list(sys.modules.values()):
+        if getattr(candidate, "__file__", None) == filename and isinstance(candidate, types.ModuleType):
+            _modules_by_file[filename] = candidate
+            return candidate
+    return None

@@ -19,7 +19,9 @@ import numpy as np
 import sympy
 
 from ...fx_ir import ForLoop, GraphModule, TensorMeta
+from ...fx_ir.user_lines import graph_lines
 from ..kernel_ir import Expr, HostStep, Op, Program, Reduce, lower_graph, specialize
+from ..kernel_ir.result_layout import ResultLayouts
 from ..numpy_cpu import EagerOnDevice, device_library, numpy_backend
 from .. import settings
 from ..registry import register_backend
@@ -30,7 +32,7 @@ from .codegen import CALL_MACROS, CHECK_MACRO, KernelSource, KernelWriter, SizeS
 from .pairwise import refuse_sum
 from .emitters import PRELUDE, SUPPORTED_OPS, refuse_op, supported_dtype, uses_numpy_loop, with_nan_safe_helpers
 from .rewrites import slice_updates_as_stores
-from .runtime import FlagReporter, graph_lines, make_runner
+from .runtime import FlagReporter, make_runner
 from .toolchain import CCompilerUnavailable, Toolchain, toolchain
 
 log = logging.getLogger("dynamo.output_code")
@@ -113,7 +115,7 @@ class CBackend:
             by_name, by_position = graph_lines(graph_module)
             reporter = FlagReporter(program, sources, checked, module.fe_bits, by_position)
             run = make_runner(program, sources, sizes, addresses, reporter, self,
-                              other_code(graph_module, example_inputs), by_name)
+                              other_code(graph_module, example_inputs), by_name, ResultLayouts(graph_module))
         except (NotImplementedError, TypeError, ValueError) as why:
             if not has_symbolic_sizes(graph_module):
                 raise
@@ -135,7 +137,12 @@ class CBackend:
 
     def faster_of(self, run: Any, graph_module: GraphModule, example_inputs: list[Any]) -> Any:
         """The C kernels or the numpy backend's code for the same graph, whichever runs faster."""
-        chooser = FasterOf(run, numpy_backend(graph_module, example_inputs), ("c", "numpy"))
+        other = numpy_backend(graph_module, example_inputs)
+        if hasattr(other, "__globals__"):
+            # one graph, one warning registry: a warning either side showed is not shown again by the
+            # other (the 'default' filters show one per line of the program, as plain NumPy does)
+            other.__globals__["__warningregistry__"] = run.__globals__.setdefault("__warningregistry__", {})
+        chooser = FasterOf(run, other, ("c", "numpy"))
         for name in ("program", "c_source", "module", "compiled", "kernel_count", "fallback_nodes",
                      "compile_seconds", "python_source"):
             setattr(chooser, name, getattr(run, name))

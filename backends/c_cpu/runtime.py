@@ -5,7 +5,6 @@ floating-point flags a kernel raised into NumPy's warnings or errors under the c
 from __future__ import annotations
 
 import linecache
-import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -16,8 +15,9 @@ import numpy as np
 import sympy
 
 from ...fx_ir import ForLoop, WhileLoop
-from ...fx_ir.user_lines import compile_at_user_lines
+from ...fx_ir.user_lines import compile_at_user_lines, use_module_registry
 from ..kernel_ir import HostStep, Kernel, Program, Ref
+from ..kernel_ir.result_layout import ResultLayouts, layout_class
 from ..kernel_ir.values import is_symbolic
 from .codegen import KernelSource, SizeSource
 from .emitters import QUIET_OPS
@@ -210,8 +210,10 @@ class RunnerWriter:
     def __init__(self, program: Program, kernels: list[KernelSource], sizes: dict[str, SizeSource],
                  compile_graph: Callable[..., Any] | None = None,
                  fallback: Callable[[], Callable[..., Any]] | None = None,
-                 lines: dict[str, tuple[str, int]] | None = None) -> None:
+                 lines: dict[str, tuple[str, int]] | None = None,
+                 layouts: ResultLayouts | None = None) -> None:
         self.compile_graph = compile_graph  # compiles loop bodies
+        self.layouts = layouts  # the results in NumPy's layout (temporaries are C-ordered)
         self.node_lines = lines or {}  # graph node name -> its line in the program (file, line)
         self.fallback = fallback  # the graph as other code, for inputs whose layout the kernels' sums do not fit
         self.program = program
@@ -322,7 +324,14 @@ class RunnerWriter:
                 body.append("del " + ", ".join(f"v_{name}" for name in done))
         if program.kernels:
             body.append("if _seen is not None: _fp.flush(_seen)")
-        body.append(f"return {self.expr(program.output)}")
+        if self.layouts is None:
+            body.append(f"return {self.expr(program.output)}")
+        else:  # the results in NumPy's layouts: known to be so for most calls (one lookup)
+            self.globals.update(_layouts=self.layouts, _known_layouts=self.layouts.known, _lc=layout_class)
+            body.append(f"_r = {self.expr(program.output)}")
+            body.append(f"_k = {self.layouts.key_of([f'v_{name}' for name in program.placeholders])}")
+            body.append("if _known_layouts.get(_k, 0) is None: return _r")
+            body.append(f"return _layouts.relay(_k, ({params}{',' if len(program.placeholders) == 1 else ''}), _r)")
         self.globals["_host"] = host_array
         return f"def run({params}):\n" + "".join(f"    {line}\n" for line in body)
 
@@ -415,40 +424,21 @@ def host_array(value: Any, expected: tuple[tuple[int, ...], np.dtype]) -> np.nda
     return array
 
 
-_FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
-
-
-def graph_lines(graph_module: Any) -> tuple[dict[str, tuple[str, int]], dict[int, tuple[str, int]]]:
-    """Each graph node's line in the program (file, line), by node name and by position, from the
-    location the frontend recorded (node.meta["source_location"])."""
-    by_name: dict[str, tuple[str, int]] = {}
-    by_position: dict[int, tuple[str, int]] = {}
-    for position, node in enumerate(graph_module.graph.nodes):
-        location = node.meta.get("source_location")
-        if location is None:
-            continue
-        filename, lineno = getattr(location, "filename", None), getattr(location, "lineno", None)
-        if not isinstance(filename, str) or not isinstance(lineno, int):
-            match = _FILE_LINE.search(str(location))
-            if match is None:
-                continue
-            filename, lineno = match["file"], int(match["line"])
-        by_name[node.name] = by_position[position] = (filename, lineno)
-    return by_name, by_position
-
-
 def make_runner(program: Program, kernels: list[KernelSource], sizes: dict[str, SizeSource],
                 addresses: list[int], reporter: FlagReporter, compile_graph: Callable[..., Any] | None = None,
                 fallback: Callable[[], Callable[..., Any]] | None = None,
-                lines: dict[str, tuple[str, int]] | None = None) -> Any:
-    writer = RunnerWriter(program, kernels, sizes, compile_graph, fallback, lines)
+                lines: dict[str, tuple[str, int]] | None = None,
+                layouts: ResultLayouts | None = None) -> Any:
+    writer = RunnerWriter(program, kernels, sizes, compile_graph, fallback, lines, layouts)
     src = writer.write(addresses)
     filename = f"<c-backend-{next(_filenames)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
     namespace = dict(writer.globals)
     namespace["_fp"] = reporter
     reporter.runner_globals = namespace
-    exec(compile_at_user_lines(src, filename), namespace)
+    code = compile_at_user_lines(src, filename)
+    use_module_registry(namespace, code)
+    exec(code, namespace)
     run = namespace["run"]
     run.python_source = src
     return run

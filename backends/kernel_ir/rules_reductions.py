@@ -140,6 +140,9 @@ def lower_reduction(L: Lowerer, node: Node, name: str, args: tuple[Any, ...], kw
     ddof = bound.get("ddof", 0)
     if not isinstance(ddof, (int, float)) or isinstance(ddof, bool):
         raise Unsupported("ddof must be a number")
+    if (ddof > 1 if is_symbolic(count) else count - ddof <= 0):  # a symbolic count is at least 2
+        # NumPy warns "Degrees of freedom <= 0 for slice" from Python code before it divides
+        raise Unsupported(f"{name} with no degrees of freedom (or as many as ddof={ddof} may leave)")
     centred = broadcast_to(mean, x.shape)
 
     squares = TensorValue(x.shape, acc, lambda index: _square(Op("subtract", (cast(x.at(index), acc),

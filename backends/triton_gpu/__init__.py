@@ -13,7 +13,9 @@ from typing import Any
 import numpy as np
 
 from ...fx_ir import GraphModule, TensorMeta, fingerprint
+from ...fx_ir.user_lines import graph_lines
 from ..kernel_ir import Kernel, Program, lower_graph, specialize
+from ..kernel_ir.result_layout import ResultLayouts
 from ..kernel_ir.values import is_symbolic
 from .. import settings
 from ..registry import register_backend
@@ -34,7 +36,7 @@ class CompiledGraph:
     """What the backend returns: call it like the graph. `fallback_nodes` lists (node, reason) for
     every node that runs as NumPy code; `program`, `source` and `kernel_count` show what was made."""
 
-    def __init__(self, program: Program, source: str, launcher: Launcher, seconds: float,
+    def __init__(self, graph_module: GraphModule, program: Program, source: str, launcher: Launcher, seconds: float,
                  respecialize: Callable[[list[Any]], CompiledGraph] | None = None) -> None:
         self.program = program
         self.source = source
@@ -45,10 +47,11 @@ class CompiledGraph:
                           for name in program.placeholders]
         self.symbolic = any(is_symbolic(n) for sig in self.signature if sig for n in sig[0])
         self._others: dict[Any, CompiledGraph] = {}
+        self.layouts = ResultLayouts(graph_module)  # results in NumPy's layout (temporaries are C-ordered)
 
     def __call__(self, *args: Any) -> Any:
         if self.fits(args):
-            return self.launcher(*args)
+            return self.layouts(args, self.launcher(*args))
         # kernels are specialized to the shapes they were made for: other shapes get their own
         key = tuple((a.shape, a.dtype.str) if hasattr(a, "shape") else type(a) for a in args)
         other = self._others.get(key)
@@ -126,8 +129,8 @@ class TritonBackend:
         else:
             program, kernels, src = cached
             log.debug("[kernels] cache hit %s", key[:16])
-        launcher = self.launcher(program, kernels, src, device)
-        return CompiledGraph(program, src, launcher, time.perf_counter() - start,
+        launcher = self.launcher(program, kernels, src, device, graph_module)
+        return CompiledGraph(graph_module, program, src, launcher, time.perf_counter() - start,
                              lambda args: self(specialize(graph_module, args), args))
 
     def compile_for_every_size(self, gm: GraphModule, example_inputs: list[Any], device: Device,
@@ -152,8 +155,8 @@ class TritonBackend:
         if cached is None:
             return None
         program, kernels, src = cached
-        launcher = self.launcher(program, kernels, src, device)
-        return CompiledGraph(program, src, launcher, time.perf_counter() - start,
+        launcher = self.launcher(program, kernels, src, device, gm)
+        return CompiledGraph(gm, program, src, launcher, time.perf_counter() - start,
                              lambda args: self(specialize(gm, args), args))
 
     def cache_key(self, gm: GraphModule, example_inputs: list[Any], device: Device) -> str:
@@ -192,9 +195,11 @@ class TritonBackend:
             log.debug("[triton_src]\n%s", src)
         return kernels, src
 
-    def launcher(self, program: Program, kernels: dict[str, KernelSource], src: str, device: Device) -> Launcher:
+    def launcher(self, program: Program, kernels: dict[str, KernelSource], src: str, device: Device,
+                 graph_module: GraphModule | None = None) -> Launcher:
         module = load_module(src)
-        return Launcher(program, kernels, module, device, self.tuner(device))
+        lines = graph_lines(graph_module)[0] if graph_module is not None else None
+        return Launcher(program, kernels, module, device, self.tuner(device), lines)
 
     def tuner(self, device: Device) -> Autotuner | None:
         """Who picks each large kernel's tiles on this device: none under the interpreter (its timings

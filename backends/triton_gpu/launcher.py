@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import itertools
 import os
 import sys
 import tempfile
@@ -19,6 +20,7 @@ import numpy as np
 import sympy
 
 from ...fx_ir import map_aggregate
+from ...fx_ir.user_lines import compile_at_user_lines, use_module_registry
 from .. import settings
 from ..kernel_ir import HostStep, Kernel, Program, Ref
 from .autotune import Autotuner, elements
@@ -66,6 +68,24 @@ def load_module(src: str) -> ModuleType:
     return module
 
 
+def callers_at_lines(nodes: list[str], lines: dict[str, tuple[str, int]]) -> dict[str, Callable[..., Any]]:
+    """node -> `call(fn, args, kwargs)`, whose frame runs at the node's line in the program (one
+    namespace: one warning registry for the graph, as the other backends' generated code has)."""
+    placed = [(node, lines[node]) for node in dict.fromkeys(nodes) if node in lines]
+    if not placed:
+        return {}
+    src = "".join(f'def call_{k}(fn, args, kwargs):\n    # File "{file}", line {line}\n    return fn(*args, **kwargs)\n'
+                  for k, (_, (file, line)) in enumerate(placed))
+    namespace: dict[str, Any] = {"__name__": f"dynamo_triton_steps_{next(_step_modules)}"}
+    code = compile_at_user_lines(src, "<triton-numpy-steps>")
+    use_module_registry(namespace, code)
+    exec(code, namespace)
+    return {node: namespace[f"call_{k}"] for k, (node, _) in enumerate(placed)}
+
+
+_step_modules = itertools.count()
+
+
 class DeviceMismatch(TypeError):
     """A compiled graph was called with arrays on two devices (NumPy and CuPy arrays mixed)."""
 
@@ -74,8 +94,12 @@ class Launcher:
     """Runs one Program: `launcher(*inputs)` returns what the graph returns."""
 
     def __init__(self, program: Program, kernels: dict[str, KernelSource], module: ModuleType,
-                 device: Device, tuner: Autotuner | None = None) -> None:
+                 device: Device, tuner: Autotuner | None = None,
+                 lines: dict[str, tuple[str, int]] | None = None) -> None:
         self.program = program
+        # each NumPy step called from a line of the program (node name -> its line): NumPy's warnings
+        # and errors point there, and warn once per line, as plain NumPy's do
+        self.callers = callers_at_lines([s.node for s in program.steps if isinstance(s, HostStep)], lines or {})
         self.kernels = dict(kernels)  # a kernel's tuned source replaces its default at its first launch
         self.functions = {name: getattr(module, name) for name in kernels}
         self.device = device
@@ -250,9 +274,9 @@ class Launcher:
         kwargs = map_aggregate(step.kwargs, value)
         kind, target = step.call
         if kind == "method":
-            result = getattr(args[0], target)(*args[1:], **kwargs)
-        else:
-            result = target(*args, **kwargs)
+            target, args = getattr(args[0], target), args[1:]
+        caller = self.callers.get(step.node)
+        result = target(*args, **kwargs) if caller is None else caller(target, args, kwargs)
         if step.result is not None:
             host[step.result] = result
 

@@ -7,6 +7,7 @@ import pytest
 
 import dynamo
 from dynamo.backends.numpy_cpu import Machine, NumpyBackend
+from semantics_helpers import BACKENDS
 
 TINY = NumpyBackend(Machine(cache_bytes=2048, cores=2, min_kernel_bytes=0, min_block_elements=1, thread_work=0),
                     strict=True)
@@ -35,7 +36,8 @@ def warnings_of(fns, calls, action):
 CASES = [(log_then_scale, lambda: np.zeros(300)), (shifted_square_root, lambda: np.ones(300))]
 
 
-@pytest.mark.parametrize("backend", ["eager", "numpy", TINY], ids=["eager", "numpy", "numpy-tiny"])
+@pytest.mark.parametrize("backend", ["eager", "numpy", TINY] + [b for b in BACKENDS if b == "c"],
+                         ids=["eager", "numpy", "numpy-tiny"] + [b for b in BACKENDS if b == "c"])
 @pytest.mark.parametrize("action", ["default", "always"])
 def test_warnings_point_at_the_users_line_once_per_line(backend, action):
     compiled = [(dynamo.compile(fn, backend=backend), make) for fn, make in CASES]
@@ -45,3 +47,43 @@ def test_warnings_point_at_the_users_line_once_per_line(backend, action):
     got = warnings_of(compiled, 3, action)
     assert got == expected
     assert {w[2] for w in got} == {__file__}
+
+
+def means_of_slices(x):
+    y = x * 2
+    return y[:0].mean(), np.nanmax(y[:0], initial=-1.0) + y.mean()
+
+
+def var_of_one(x):
+    z = x[:1] + 1
+    return np.var(z, ddof=1)
+
+
+NUMPY_STEP_CASES = [(means_of_slices, lambda: np.ones(30)), (var_of_one, lambda: np.ones(30))]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("action", ["default", "always"])
+def test_warnings_of_numpy_steps_point_at_the_users_line(backend, action):
+    # NumPy's own warnings (not floating-point flags) from nodes a backend runs as NumPy code between
+    # its kernels: triton's launcher calls them from frames at the program's lines
+    compiled = [(dynamo.compile(fn, backend=backend), make) for fn, make in NUMPY_STEP_CASES]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for fn, make in compiled:
+            fn(make())
+    expected = warnings_of(NUMPY_STEP_CASES, 3, action)
+    got = warnings_of(compiled, 3, action)
+    assert got == expected
+    assert {w[2] for w in got} >= {__file__}
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b != "triton"])  # triton reports no FP flags
+def test_a_line_warns_once_while_the_original_code_takes_turns(backend):
+    # timed turns run the original code and the compiled code in turn: both record what a line
+    # showed in the registry of the line's module, so the "default" filter shows it once, as plain
+    with dynamo.config.patch(timed_turns=4):
+        compiled = [(dynamo.compile(fn, backend=backend), make) for fn, make in CASES + NUMPY_STEP_CASES]
+        expected = warnings_of(CASES + NUMPY_STEP_CASES, 12, "default")
+        got = warnings_of(compiled, 12, "default")
+    assert got == expected

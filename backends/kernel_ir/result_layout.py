@@ -1,0 +1,236 @@
+"""NumPy's memory layout of a graph's results, for backends whose kernels write C-ordered temporaries:
+a result NumPy lays out otherwise (F order, a transpose's order) is copied into NumPy's layout.
+
+NumPy gives an elementwise result the memory order of its operands (order='K': `x.T + 1`, `np.exp(f)`
+of a Fortran-ordered `f`), a copy or `*_like` that of its prototype. Strides, contiguity flags and so
+`tobytes()`, `ravel()` views and C extensions see that. The layout of each result is found by running
+the graph's pure nodes as NumPy on this call's inputs once per layout of the inputs (their strides;
+their orders where sizes vary): the strides NumPy's own results have, never a rule of ours. Nodes that
+write, draw random numbers or raise there leave their results' layouts unknown, and those results
+are left as they are, as are results that are views of one another (a copy would part them).
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ...fx_ir import GraphModule, Interpreter, Node, TensorMeta, is_random
+from ...fx_ir.node import Opcode
+
+_UNKNOWN = object()
+_IN_PLACE = frozenset({
+    operator.iadd, operator.isub, operator.imul, operator.imatmul, operator.itruediv, operator.ifloordiv,
+    operator.imod, operator.ipow, operator.ilshift, operator.irshift, operator.iand, operator.ior, operator.ixor,
+})
+_KEYS_KEPT = 16  # layouts remembered per graph (each a different shape or strides of its inputs)
+
+
+class _Witness(Interpreter):
+    """Runs the pure nodes as NumPy: each value is NumPy's result (its layout is what counts)."""
+
+    def run_node(self, node: Node) -> Any:
+        args, kwargs = self.fetch_args_kwargs_from_env(node)
+        if node.op in (Opcode.PLACEHOLDER, Opcode.OUTPUT):
+            return getattr(self, node.op.value)(node.target, args, kwargs)
+        if node.op == Opcode.CALL_MODULE or _reads_unknown(args, kwargs):
+            return _UNKNOWN
+        out = kwargs.get("out")
+        if out is not None:  # NumPy returns the given output (a tuple of one for out=(a,))
+            return out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        if node.op == Opcode.CALL_FUNCTION and _in_place(node.target) and isinstance(args[0], np.ndarray):
+            return args[0]  # an ndarray's in-place operator returns it, its layout unchanged
+        if node.is_impure() or (node.op == Opcode.CALL_FUNCTION and is_random(node.target)):
+            return _UNKNOWN  # never run twice what writes or draws
+        try:
+            return getattr(self, node.op.value)(node.target, args, kwargs)
+        except Exception:  # a value a skipped write would have changed may be invalid here
+            return _UNKNOWN
+
+
+def _in_place(target: Any) -> bool:
+    try:
+        return target in _IN_PLACE
+    except TypeError:  # an unhashable target is no operator
+        return False
+
+
+def _reads_unknown(args: Any, kwargs: dict[str, Any]) -> bool:
+    found = False
+
+    def visit(value: Any) -> None:
+        nonlocal found
+        if value is _UNKNOWN:
+            found = True
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                visit(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                visit(v)
+    visit(args)
+    visit(kwargs)
+    return found
+
+
+def _layouts(witness: Any, by_order: bool) -> Any:
+    """The witness results reduced to what is kept: per array its strides, or with `by_order` its
+    order ("C", "F"; None where it is neither: the key must then be exact); None for anything else."""
+    if isinstance(witness, (tuple, list)):
+        return tuple(_layouts(v, by_order) for v in witness)
+    if not isinstance(witness, np.ndarray):
+        return None
+    if not by_order:
+        return witness.strides
+    return "C" if witness.flags.c_contiguous else "F" if witness.flags.f_contiguous else _UNKNOWN
+
+
+def layout_class(a: Any) -> Any:
+    """The key part of one input of a graph whose sizes vary: its order where it is C- or F-contiguous
+    (NumPy's layouts of the results then follow whatever the sizes, size-1 axes being specialized),
+    else its shape and strides."""
+    flags = a.flags
+    return "C" if flags.c_contiguous else "F" if flags.f_contiguous else (a.shape, a.strides)
+
+
+class ResultLayouts:
+    """`layouts(args, result)`: the result of the graph for these inputs, each array in the layout
+    NumPy's result has (a copy where the backend's differs and nobody else can see it). What to do is
+    learnt once per layout of the inputs (the backend's own layouts follow from it): most calls cost
+    a dictionary lookup."""
+
+    def __init__(self, gm: GraphModule) -> None:
+        self.gm = gm
+        metas = [n.meta.get("val") for n in gm.graph.nodes if n.op == Opcode.PLACEHOLDER]
+        self.arrays = [k for k, m in enumerate(metas) if isinstance(m, TensorMeta)]
+        # sizes that vary per call: keyed by each input's order, not its strides (one key per size)
+        self.sized = not all(m.is_static for m in metas if isinstance(m, TensorMeta))
+        self.known: dict[tuple[Any, ...], Any] = {}  # inputs' layouts -> None (nothing to do) or NumPy's
+
+    def key_of(self, names: list[str]) -> str:
+        """The expression of the key of `known` over the graph's inputs named `names` (generated code
+        tests `known.get(key, 0) is None` itself, then calls `relay`); needs `layout_class` as `_lc`."""
+        parts = [f"_lc({names[k]})" if self.sized else f"{names[k]}.strides" for k in self.arrays]
+        return "(" + "".join(f"{p}, " for p in parts) + ")"
+
+    def __call__(self, args: tuple[Any, ...], result: Any) -> Any:
+        try:
+            key = tuple([layout_class(args[k]) if self.sized else args[k].strides for k in self.arrays])
+        except AttributeError:  # not an array where the graph had one: nothing is known of it
+            return result
+        if self.known.get(key, 0) is None:
+            return result
+        return self.relay(key, args, result)
+
+    def relay(self, key: tuple[Any, ...], args: tuple[Any, ...], result: Any) -> Any:
+        """The result relaid where `known` says NumPy's layouts differ, learning that first if new."""
+        expected = self.known.get(key, _UNKNOWN)
+        if expected is _UNKNOWN:
+            expected = self.learn(key, args, result)
+        if expected is None:
+            return result
+        return _relaid(result, expected, _fresh_results(result, args))
+
+    def learn(self, key: tuple[Any, ...], args: tuple[Any, ...], result: Any) -> Any:
+        expected = None
+        # host arrays only (a subclass, or a device array, is left as the backend made it)
+        if all(type(args[k]) is np.ndarray for k in self.arrays) \
+                and not any(isinstance(a, np.ndarray) and type(a) is not np.ndarray for a in args):
+            by_order = self.sized and not any(isinstance(part, tuple) for part in key)
+            expected = self.witness(args, by_order)
+            if by_order and _holds(expected, _UNKNOWN):
+                # a result neither C- nor F-ordered from inputs that are: not one answer for every size
+                expected = None
+            if expected is not None and not _differs(result, expected):
+                expected = None
+        if len(self.known) >= _KEYS_KEPT:
+            self.known.clear()
+        self.known[key] = expected
+        return expected
+
+    def witness(self, args: tuple[Any, ...], by_order: bool) -> Any:
+        # the program's warnings came from the run itself: these are not shown. Not by changing the
+        # filters (catch_warnings): that clears every module's registry, and the program's next
+        # warning would show again where Python shows it once
+        shown = warnings.showwarning
+        warnings.showwarning = _quiet
+        try:
+            with np.errstate(all="ignore"):
+                return _layouts(_Witness(self.gm).run(*args), by_order)
+        except Exception:
+            return None
+        finally:
+            warnings.showwarning = shown
+
+
+def _quiet(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+def _holds(expected: Any, value: Any) -> bool:
+    if isinstance(expected, tuple) and not all(isinstance(v, int) for v in expected):
+        return any(_holds(v, value) for v in expected)
+    return expected is value
+
+
+def _fresh_results(result: Any, args: tuple[Any, ...]) -> set[int]:
+    """Ids of the result arrays only the caller will see: made by this call (a temporary or a view of
+    one), sharing memory with no input and no other result (the views among the results of one
+    temporary keep their layout, so that they stay views of each other)."""
+    arrays: list[np.ndarray] = []
+
+    def collect(value: Any) -> None:
+        if isinstance(value, (tuple, list)):
+            for v in value:
+                collect(v)
+        elif type(value) is np.ndarray:
+            arrays.append(value)
+    collect(result)
+    inputs = [a for a in args if isinstance(a, np.ndarray)]
+    return {id(a) for a in arrays
+            if not any(b is not a and np.may_share_memory(a, b) for b in arrays)
+            and not any(np.may_share_memory(a, b) for b in inputs)}
+
+
+def _is_layout(expected: Any) -> bool:
+    """A layout of one array (its strides, or its order), not a tuple of the layouts of several."""
+    return isinstance(expected, str) or (isinstance(expected, tuple) and all(isinstance(v, int) for v in expected))
+
+
+def _matches(array: np.ndarray, expected: Any) -> bool:
+    if expected == "C":
+        return bool(array.flags.c_contiguous)
+    if expected == "F":
+        return bool(array.flags.f_contiguous)
+    return bool(array.strides == expected)
+
+
+def _differs(result: Any, expected: Any) -> bool:
+    if isinstance(result, (tuple, list)):
+        return isinstance(expected, tuple) and not _is_layout(expected) and len(result) == len(expected) \
+            and any(_differs(r, e) for r, e in zip(result, expected))
+    return type(result) is np.ndarray and _is_layout(expected) and not _matches(result, expected)
+
+
+def _relaid(result: Any, expected: Any, fresh: set[int]) -> Any:
+    if type(result) in (tuple, list) and isinstance(expected, tuple) and not _is_layout(expected) \
+            and len(result) == len(expected):
+        items = [_relaid(r, e, fresh) for r, e in zip(result, expected)]
+        return tuple(items) if type(result) is tuple else items
+    if type(result) is not np.ndarray or not _is_layout(expected) or _matches(result, expected) \
+            or id(result) not in fresh:
+        return result
+    if isinstance(expected, str):
+        like = np.empty(result.shape, result.dtype, order="F" if expected == "F" else "C")
+    else:
+        if len(expected) != result.ndim:
+            return result
+        # a prototype with NumPy's strides over the result's own memory (never read): empty_like
+        # lays out its copy alike
+        like = np.empty_like(np.lib.stride_tricks.as_strided(result, strides=expected))
+        if like.strides != expected:
+            return result  # a layout no allocation reproduces (a view's, negative strides, ...)
+    like[...] = result
+    return like
