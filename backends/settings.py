@@ -20,6 +20,8 @@ DEFAULTS: dict[str, Any] = {
     "tier_up_seconds": 0.5,  # backend "tiered": run time on numpy after which a graph is compiled for "c"
     "tier_up_cached_seconds": 0.01,  # the same for a graph whose C module was built in this cache before
     "tier_up_in_background": True,  # the C compile runs in a background thread (False: in the due call)
+    "tier_up_seconds_per_op": 0.005,  # a graph's C compile, estimated per op: it must have run that long first
+    "tier_up_max_ops": 1000,  # a graph of more ops stays on numpy (its C compile would take tens of seconds)
 }
 _source: Any = None
 

@@ -56,6 +56,8 @@ class TieredGraph:
         self.state = NUMPY
         self.why = ""
         self.c_compile_seconds = 0.0
+        self.ops = 0  # the graph's ops, its loop bodies' included, and the C compile they are estimated to cost
+        self.estimate = 0.0
         self.on_move: Callable[[], None] | None = None  # called after the swap to c (set by the frontend)
         # the first calls: numpy's, each timed, until the graph is due
         namespace = {"tier": self, "numpy_fn": numpy_fn, "clock": time.perf_counter}
@@ -100,8 +102,9 @@ class TieredGraph:
     # ---- the compile (the worker thread's job) ----------------------------------------------------
     def tier_up(self, args: tuple[Any, ...]) -> None:
         start = time.perf_counter()
-        try:
-            from .c_cpu.toolchain import CCompilerUnavailable  # (its import can fail too: inside the try)
+        try:  # (their import can fail too: inside the try)
+            from .c_cpu.diskcache import BuildAbandoned
+            from .c_cpu.toolchain import CCompilerUnavailable
         except Exception as error:
             self.failed(error)
             return
@@ -109,6 +112,9 @@ class TieredGraph:
             made = lookup_backend("c")(self.graph_module, list(args))
         except CCompilerUnavailable as error:
             self.stay(_WORKER.compiler_missing(f"no C compiler ({error})"))
+            return
+        except BuildAbandoned:
+            self.stay("the interpreter is exiting")
             return
         except Exception as error:  # a failure of backend "c" is never the user's problem
             self.failed(error)
@@ -156,7 +162,8 @@ class TieredGraph:
             return f"compiling for c in the background (after {self.spent:.3f} s on numpy)"
         if self.state == STAYED:
             return f"stayed numpy: {self.why}"
-        return f"numpy ({self.spent:.3f} s run so far; it moves to c after {self.budget:.3f} s)"
+        cost = f": {self.ops} ops, a C compile of about {self.estimate:.1f} s" if self.budget == self.estimate > 0 else ""
+        return f"numpy ({self.spent:.3f} s run so far; it moves to c after {self.budget:.3f} s{cost})"
 
 
 class TieredBackend:
@@ -172,15 +179,23 @@ class TieredBackend:
             return numpy_fn  # GPU arrays: there is no C tier for them
         arity = sum(1 for n in graph_module.graph.nodes if n.op == "placeholder")
         marker = _marker(graph_module, example_inputs)
+        ops = _ops(graph_module)
+        estimate = ops * float(settings.get("tier_up_seconds_per_op"))
         cold = float(settings.get("tier_up_seconds"))
+        if cold > 0:
+            cold = max(cold, estimate)  # a big graph runs as long as its compile would take before it pays
         budget = min(cold, float(settings.get("tier_up_cached_seconds"))) if marker is not None and marker.exists() \
             else cold
         tier = TieredGraph(graph_module, numpy_fn, arity, budget, marker)
+        tier.ops, tier.estimate = ops, estimate
         missing = _WORKER.missing_compiler()
         if missing is not None:
             tier.stay(missing)
         elif budget < 0 or budget == float("inf"):
             tier.stay("config.tier_up_seconds is negative or infinite: tiering is off")
+        elif ops > int(settings.get("tier_up_max_ops")):
+            tier.stay(f"{ops} ops, over config.tier_up_max_ops ({settings.get('tier_up_max_ops')}): "
+                      f"its C compile would take about {estimate:.0f} s of a core")
         elif budget == 0 and not settings.get("tier_up_in_background"):
             tier.state = COMPILING  # due before its first call (tests): compiled for "c" now
             tier.tier_up(tuple(example_inputs))
@@ -335,7 +350,24 @@ def _copy_warning_registry(numpy_fn: Any, made: Any) -> None:
 
 
 def _ops(graph_module: Any) -> int:
-    return sum(1 for n in graph_module.graph.nodes if n.op not in ("placeholder", "output"))
+    """The graph's ops, the bodies of its loop nodes included (each is compiled into the C module)."""
+    count = 0
+    for node in graph_module.graph.nodes:
+        if node.op in ("placeholder", "output", "get_attr"):
+            continue
+        count += 1
+        if node.op == "call_module":
+            body = getattr(_callee(graph_module, node.target), "body", None)
+            if body is not None and hasattr(body, "graph"):
+                count += _ops(body)
+    return count
+
+
+def _callee(graph_module: Any, qualname: str) -> Any:
+    try:
+        return graph_module.get_attribute(qualname)
+    except AttributeError:
+        return None
 
 
 tiered_backend = register_backend(TieredBackend(), name="tiered")

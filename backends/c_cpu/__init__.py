@@ -95,6 +95,11 @@ class CBackend:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.compiles = 0  # modules this process compiled (a disk-cache hit compiles none)
+        # a child forked while a thread compiled here would find the lock held forever
+        os.register_at_fork(after_in_child=self._new_lock_in_child)
+
+    def _new_lock_in_child(self) -> None:
+        self._lock = threading.Lock()
 
     def __call__(self, graph_module: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
         library = device_library(graph_module, example_inputs)

@@ -6,10 +6,12 @@ loaded. A process that finds its entry runs no compiler.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -20,10 +22,19 @@ from .toolchain import Toolchain, cpu_features, write_atomic
 
 FORMAT = 1  # bump when the layout of an entry changes
 _lock = threading.Lock()
+# the compilers running now with their build folders (a background thread's, at interpreter exit:
+# killed and removed), and whether the interpreter is exiting (no compiler starts then)
+_running: dict[subprocess.Popen[str], Path] = {}
+_running_lock = threading.Lock()
+_exiting = False
 
 
 class CompileError(RuntimeError):
     """The C compiler rejected a generated module (a bug of the backend: the message has its output)."""
+
+
+class BuildAbandoned(RuntimeError):
+    """The interpreter is exiting: the compile was stopped (or never started) and left nothing behind."""
 
 
 def cache_root() -> Path:
@@ -71,14 +82,13 @@ def build(source: str, tc: Toolchain) -> tuple[Path, bool]:
         return found, False
     src_path, so_path, record = _paths(key)
     so_path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=so_path.parent, prefix=".build-") as tmp:
+    with tempfile.TemporaryDirectory(dir=so_path.parent, prefix=".build-", ignore_cleanup_errors=True) as tmp:
         src = Path(tmp) / "module.c"
         out = Path(tmp) / "module.so"
         src.write_text(source)
-        done = subprocess.run(tc.command(src, out), capture_output=True, text=True)
-        if done.returncode != 0:
-            raise CompileError(f"the C compiler failed ({' '.join(tc.command(src, out))}):\n"
-                               f"{done.stderr[-4000:]}")
+        returncode, stderr = _run_compiler(tc.command(src, out), Path(tmp))
+        if returncode != 0:
+            raise CompileError(f"the C compiler failed ({' '.join(tc.command(src, out))}):\n{stderr[-4000:]}")
         data = out.read_bytes()
     with _lock:
         write_atomic(src_path, source.encode())
@@ -87,6 +97,51 @@ def build(source: str, tc: Toolchain) -> tuple[Path, bool]:
                 "compiler": " ".join(tc.argv), "flags": list(tc.flags)}
         write_atomic(record, json.dumps(meta).encode())
     return so_path, True
+
+
+def _run_compiler(argv: list[str], folder: Path) -> tuple[int, str]:
+    """Run the compiler in a process group of its own (its cc1 and as die with it at exit)."""
+    with _running_lock:
+        if _exiting:
+            raise BuildAbandoned("the interpreter is exiting")
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   start_new_session=True)
+        _running[process] = folder
+    try:
+        _, stderr = process.communicate()
+    finally:
+        with _running_lock:
+            _running.pop(process, None)
+    if _exiting:
+        raise BuildAbandoned("the interpreter exited during the compile")
+    return process.returncode, stderr
+
+
+def stop_compilers() -> None:
+    """At interpreter exit: kill the compilers that threads still wait for (a background tier-up the
+    program no longer needs), remove their build folders, and start no other compiler."""
+    global _exiting
+    with _running_lock:
+        _exiting = True
+        running = list(_running.items())
+    for process, folder in running:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass  # it has just finished, or is past killing: its folder goes anyway
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _forget_compilers_in_child() -> None:
+    """A forked child: the parent's compilers and locks are not the child's (a lock that the parent's
+    compile thread held would stay held here forever)."""
+    global _lock, _running_lock, _running
+    _lock, _running_lock, _running = threading.Lock(), threading.Lock(), {}
+
+
+os.register_at_fork(after_in_child=_forget_compilers_in_child)
+atexit.register(stop_compilers)
 
 
 # ---------------------------------------------------------------- python -m dynamo cache info|clear

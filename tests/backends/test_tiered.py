@@ -171,7 +171,7 @@ def test_threads_calling_while_the_graph_moves_to_c():
             if bits(compiled(x, y)) != expected:
                 wrong.append(1)
 
-    with config.patch(tier_up_seconds=0.0005):
+    with config.patch(tier_up_seconds=0.0005, tier_up_seconds_per_op=0.0):  # due within the threads' calls
         compiled(x, y)
         threads = [threading.Thread(target=calls) for _ in range(4)]
         for thread in threads:
@@ -332,3 +332,66 @@ def test_warnings_at_the_users_line_once_as_in_plain_python(seconds):
     with config.patch(tier_up_seconds=seconds, tier_up_in_background=False):
         assert caught(compiled) == expected
     assert tier_of(compiled).state == (tiered.C if seconds == 0.0 else tiered.NUMPY)
+
+
+UNROLLED = """
+def f(x):
+    for i in range(50):  # unrolled by the frontend: 4 ops per iteration in one graph
+        x = x * 0.5 + 1.0
+        x = np.sqrt(x) - 0.25
+    return x
+"""
+
+
+def test_a_graph_over_the_op_bound_stays_on_numpy_and_explain_says_why():
+    f = fresh(UNROLLED)
+    x = np.linspace(0.0, 2.0, 33)
+    compiles = registry.lookup_backend("c").compiles
+    compiled = dynamo.compile(f, backend="tiered")
+    with config.patch(tier_up_seconds=0.0, tier_up_in_background=False, tier_up_max_ops=199):
+        results = [compiled(x) for _ in range(3)]
+        tier = tier_of(compiled)
+        report = dynamo.explain(fresh(UNROLLED), backend="tiered")(x)
+    assert tier.state == tiered.STAYED and tier.ops == 200
+    assert "stayed numpy: 200 ops, over config.tier_up_max_ops (199)" in str(report), str(report)
+    assert registry.lookup_backend("c").compiles == compiles
+    assert all(bits(r) == bits(f(x)) for r in results)
+
+
+def test_a_big_graph_runs_on_numpy_as_long_as_its_compile_would_take():
+    f = fresh(UNROLLED)
+    x = np.linspace(0.0, 2.0, 33)
+    compiled = dynamo.compile(f, backend="tiered")
+    with config.patch(tier_up_seconds=0.001, tier_up_seconds_per_op=0.01, tier_up_max_ops=200):
+        compiled(x)
+    tier = tier_of(compiled)
+    assert tier.state == tiered.NUMPY and tier.budget == pytest.approx(2.0)
+    assert tier.describe().endswith("it moves to c after 2.000 s: 200 ops, a C compile of about 2.0 s)")
+    small = dynamo.compile(fresh(CHAIN), backend="tiered")
+    with config.patch(tier_up_seconds=0.001, tier_up_seconds_per_op=0.01):
+        small(x, x)
+    assert tier_of(small).budget == pytest.approx(0.05)  # 5 ops
+
+
+def test_the_ops_of_a_loop_body_count_in_the_estimate():
+    graphs = []
+
+    def keeps_loops(gm, inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    keeps_loops.compiles_loops = True
+    f = fresh("""
+    def f(x, n):
+        for i in range(n):
+            x = np.sqrt(x * 0.5 + 1.0)
+        return x
+    """)
+    dynamo.compile(f, backend=keeps_loops)(np.ones(4), 100)  # over loop_unroll_threshold: a loop node
+    (gm,) = graphs
+    loops = [n for n in gm.graph.nodes if n.op == "call_module"]
+    assert len(loops) == 1, gm.code
+    body = gm.get_attribute(loops[0].target).body
+    outer = sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output", "get_attr"))
+    inner = sum(1 for n in body.graph.nodes if n.op not in ("placeholder", "output", "get_attr"))
+    assert inner >= 3 and tiered._ops(gm) == outer + inner
