@@ -14,6 +14,7 @@ DEFAULTS: dict[str, Any] = {
     "c_compiler": None,  # CC (None: sysconfig's CC, else cc)
     "c_native": True,  # -march=native
     "c_openmp": True,  # -fopenmp where it works
+    "c_compile_cpu_seconds": 5,  # CPU time a C compile may take (plus 1 s per 10,000 characters of source)
     "c_threads": 0,  # OpenMP threads (0: one per core)
     "c_parallel_work": 1 << 17,  # element-steps from which a kernel runs on threads
     "c_choose_faster": True,  # a graph split by NumPy steps times its C kernels against the numpy backend

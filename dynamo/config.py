@@ -152,6 +152,9 @@ c_native: bool = os.environ.get("DYNAMO_C_NATIVE", "1") != "0"
 # kernel has at least c_parallel_work element-steps; c_threads=0: one per core, and one in all while
 # the machine's load average is above its core count (OpenMP's barriers would wait on descheduled threads).
 c_openmp: bool = os.environ.get("DYNAMO_C_OPENMP", "1") != "0"
+# backend="c": CPU seconds a compile of one module may take, plus one per 10,000 characters of its source;
+# past them it is built without the vectorizer (GCC 12 spent 11 s vectorizing one small kernel for AVX-512, 0.1 s without)
+c_compile_cpu_seconds: float = float(os.environ.get("DYNAMO_C_COMPILE_CPU_SECONDS", "5") or 5)
 c_threads: int = int(os.environ.get("DYNAMO_C_THREADS", "0") or 0)
 c_parallel_work: int = 1 << 17
 

@@ -34,6 +34,20 @@ def _dynamic_index(value: Any) -> bool:
     return not isinstance(value, _STATIC_INDEX)
 
 
+def _scalar_into_integers(meta_args: list[Any]) -> bool:
+    """`ints[...] = x` with x a float scalar (not an array): NumPy converts it as Python does, raising
+    ValueError on NaN and OverflowError on infinity (fuzz seed 1063768: `v3[None] = a @ a`); an array's
+    values are cast with a warning instead."""
+    if len(meta_args) != 3:
+        return False
+    target, _, value = meta_args
+    if not isinstance(target, TensorMeta) or target.dtype.kind not in "iu":
+        return False
+    if isinstance(value, TensorMeta):
+        return value.scalar and value.dtype.kind in "fc"
+    return isinstance(value, (float, complex, np.inexact)) and not np.isfinite(value)
+
+
 def may_raise(op: Any, meta_args: list[Any], meta_kwargs: dict[str, Any]) -> bool:
     """Whether the call may raise while the graph runs, for values the trace cannot see: an index
     out of bounds, a singular matrix, an integer to a negative power, a floating-point error
@@ -48,7 +62,8 @@ def raises_on_data(op: Any, meta_args: list[Any], meta_kwargs: dict[str, Any]) -
     raises only under np.errstate 'raise'/'call' or a warnings filter 'error')."""
     kind = op.kind
     if kind is registry.OpKind.INDEXING:
-        return _dynamic_index(meta_args[1:]) or _dynamic_index(list(meta_kwargs.values()))
+        return _dynamic_index(meta_args[1:]) or _dynamic_index(list(meta_kwargs.values())) \
+            or (op.name == "operator.setitem" and _scalar_into_integers(meta_args))
     if kind is registry.OpKind.LINALG:
         return op.name in _LINALG_RAISING
     if kind is registry.OpKind.OTHER or kind is registry.OpKind.SCAN:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -74,6 +75,31 @@ def lookup(key: str) -> Path | None:
     return so
 
 
+# GCC 12's RTL combiner spent 11 s of CPU (0.1 s unvectorized) on one 2x4x5 kernel vectorized for AVX-512,
+# its inner loops unrolled completely (fuzz seed 1063055, a 50 s first call on a loaded machine): a compile
+# that runs past its CPU budget (settings' c_compile_cpu_seconds) is built again without the vectorizer
+UNVECTORIZED = "-fno-tree-vectorize"
+
+
+def compile_budget(source: str) -> int:
+    """CPU seconds a compile of `source` may take: settings' c_compile_cpu_seconds, and one more per
+    10,000 characters (a graph of 1200 ops compiles in 11 s; the case above was 19,000 characters)."""
+    return max(1, math.ceil(settings.get("c_compile_cpu_seconds") + len(source) / 10_000))
+
+
+def _run_bounded(command: list[str], folder: Path, seconds: int) -> tuple[int, str] | None:
+    """Runs the compiler with a CPU-time limit on each of its processes (the driver, cc1, as, ld): its
+    return code and stderr, or None when a process ran past it. A limit of CPU time, not wall time: a
+    loaded machine slows every compile alike."""
+    returncode, stderr = _run_compiler(["sh", "-c", f'ulimit -t {seconds} && exec "$@"', "sh", *command], folder)
+    # the driver killed (SIGXCPU, SIGKILL), or it says that a program it ran was (GCC: 'Killed signal
+    # terminated program cc1'; clang: 'CPU time limit exceeded')
+    killed = returncode < 0 or returncode in (128 + signal.SIGKILL, 128 + signal.SIGXCPU)
+    if killed or "signal terminated program" in stderr or "CPU time limit" in stderr:
+        return None
+    return returncode, stderr
+
+
 def build(source: str, tc: Toolchain) -> tuple[Path, bool]:
     """The shared object for `source`: (path, whether the compiler ran)."""
     key = entry_key(source, tc)
@@ -86,15 +112,21 @@ def build(source: str, tc: Toolchain) -> tuple[Path, bool]:
         src = Path(tmp) / "module.c"
         out = Path(tmp) / "module.so"
         src.write_text(source)
-        returncode, stderr = _run_compiler(tc.command(src, out), Path(tmp))
-        if returncode != 0:
-            raise CompileError(f"the C compiler failed ({' '.join(tc.command(src, out))}):\n{stderr[-4000:]}")
+        flags = list(tc.flags)
+        budget = compile_budget(source)
+        done = _run_bounded(tc.command(src, out), Path(tmp), budget)
+        if done is None:   # over its CPU budget: the same module without the vectorizer
+            flags.append(UNVECTORIZED)
+            done = _run_bounded(tc.command(src, out, UNVECTORIZED), Path(tmp), budget)
+        if done is None or done[0] != 0:
+            why = "ran past its CPU budget twice" if done is None else f"failed:\n{done[1][-4000:]}"
+            raise CompileError(f"the C compiler ({' '.join(tc.command(src, out))}) {why}")
         data = out.read_bytes()
     with _lock:
         write_atomic(src_path, source.encode())
         write_atomic(so_path, data)
         meta = {"key": key, "format": FORMAT, "size": len(data), "sha256": hashlib.sha256(data).hexdigest(),
-                "compiler": " ".join(tc.argv), "flags": list(tc.flags)}
+                "compiler": " ".join(tc.argv), "flags": flags}
         write_atomic(record, json.dumps(meta).encode())
     return so_path, True
 

@@ -41,8 +41,8 @@ class Toolchain:
     flags: tuple[str, ...]
     openmp: bool
 
-    def command(self, source: Path, output: Path) -> list[str]:
-        return [*self.argv, *self.flags, str(source), "-o", str(output), "-lm"]
+    def command(self, source: Path, output: Path, *extra: str) -> list[str]:
+        return [*self.argv, *self.flags, *extra, str(source), "-o", str(output), "-lm"]
 
 
 def compiler_argv() -> tuple[str, ...]:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import sympy
 
-from ...fx_ir import Node
+from ...fx_ir import Node, TensorMeta
 from .exprs import Const, Expr, IndexValue, cast, where
 from .lowering import Constant, Lowerer, Unsupported, node_meta, rule
 from .rules_elementwise import as_value, check_dtypes
@@ -289,6 +289,17 @@ def lower_eye(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[str, A
 
 # ---------------------------------------------------------------- assignment
 
+def _raises_on_nan_or_infinity(value: Any) -> bool:
+    """Whether storing `value` into integers is NumPy's scalar conversion, which raises ValueError on NaN and
+    OverflowError on infinity where an array's cast only warns (fuzz seed 1063768: `ints[None] = a @ a`)."""
+    if isinstance(value, Node):
+        value = value.meta.get("val")
+        if isinstance(value, TensorMeta):
+            return value.scalar and value.dtype.kind in "fc"
+        return isinstance(value, (float, complex, np.inexact))   # a run-time number
+    return isinstance(value, (float, complex, np.inexact)) and not np.isfinite(value)
+
+
 @rule(operator.setitem)
 def lower_setitem(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Constant:
     """`a[index] = v` with a basic index: from here on `a` is where(in region, v, a)."""
@@ -301,6 +312,8 @@ def lower_setitem(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[st
         raise Unsupported("assignment with advanced indexing")
     root = L.functionalizable(target)
     dtype = old.dtype
+    if dtype.kind in "iu" and _raises_on_nan_or_infinity(node.args[2]):
+        raise Unsupported("a float scalar stored into integers (NumPy raises on NaN and infinity)")
     value = args[2]
     v = as_value(value, dtype) if not isinstance(value, TensorValue) else value
     try:

@@ -59,8 +59,10 @@ def node_key(node: Node) -> Hashable:
 
 # kinds of op that move or make values without arithmetic: they never set a floating-point flag
 _QUIET_KINDS = (OpKind.VIEW, OpKind.METADATA, OpKind.CREATION, OpKind.INDEXING, OpKind.COPY_SHAPE)
-# integer arithmetic that warns: division by zero (and NumPy's MIN // -1 overflow), negative powers raise
+# integer arithmetic that warns: division by zero (and NumPy's MIN // -1 overflow), an integer reciprocal of 0
+# (fuzz seeds 1062758, 1065153), negative powers raise
 _INTEGER_WARNING_NAMES = frozenset({"floor_divide", "remainder", "mod", "fmod", "divmod", "true_divide", "divide",
+                                    "reciprocal",
                                     "power", "floordiv", "truediv", "pow", "ifloordiv", "imod", "itruediv",
                                     "ipow", "__floordiv__", "__mod__", "__truediv__", "__pow__", "__divmod__"})
 
@@ -77,6 +79,31 @@ def _row_kind(node: Node) -> OpKind | None:
     return None if row is None else row.kind
 
 
+def _is_inexact(value: Any) -> bool:
+    if isinstance(value, TensorMeta):
+        return value.dtype.kind in "fc"
+    return isinstance(value, (float, complex, np.inexact))
+
+
+def _casts_inexact_to_integers(node: Node) -> bool:
+    """Whether a node that only moves or makes values converts floats into integers or booleans: NaN and
+    infinities warn 'invalid value encountered in cast' (fuzz seed 1063206: np.full_like(ints, inf) warned
+    before an earlier remainder's 'divide by zero')."""
+    flat: list[Any] = []
+    stack: list[Any] = [*node.args, *node.kwargs.values()]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (tuple, list)):
+            stack.extend(item)
+        else:
+            flat.append(item.meta.get("val") if isinstance(item, Node) else item)
+    written = node.args[0].meta.get("val") if node.target is operator.setitem and node.args \
+        and isinstance(node.args[0], Node) else node.meta.get("val")
+    results = written if isinstance(written, (tuple, list)) else (written,)
+    return any(_is_inexact(v) for v in flat) and any(
+        isinstance(r, TensorMeta) and r.dtype.kind in "biu" for r in results)
+
+
 def may_warn(node: Node) -> bool:
     """Whether NumPy may warn running this node (a floating-point flag, an integer division by zero).
     NumPy warns once per call: two identical calls that raise warn twice (fuzz seeds 1000835 and 1003127,
@@ -84,7 +111,7 @@ def may_warn(node: Node) -> bool:
     if node.op == Opcode.GET_ATTR:
         return False
     if _row_kind(node) in _QUIET_KINDS:
-        return False
+        return _casts_inexact_to_integers(node)
     values = [n.meta.get("val") for n in node.all_input_nodes] + [node.meta.get("val")]
     constants = [a for a in (*node.args, *node.kwargs.values()) if isinstance(a, (float, complex))]
     if constants or any(isinstance(v, TensorMeta) and v.dtype.kind in "fc" for v in values):

@@ -1,0 +1,92 @@
+"""Failures the differential fuzzer (tests/fuzz/) found in casts and the order of effects: integer
+reciprocals and float-to-integer casts warn in NumPy's order, and a float scalar stored into integers
+raises as NumPy raises, after the side effects before it, on every CPU backend."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import dynamo
+from dynamo.backends.registry import list_backends
+
+BACKENDS = [b for b in ("eager", "numpy", "c") if b in list_backends()]
+
+
+def observed(fn, *args):
+    """What a call leaves: result bytes, exception, warnings in order."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result, error = fn(*args), None
+        except Exception as exc:  # noqa: BLE001 - compared with the plain program's
+            result, error = None, (type(exc).__name__, str(exc))
+    described = None if result is None else (result.dtype, result.shape, result.tobytes())
+    return described, error, [(w.category, str(w.message)) for w in caught]
+
+
+def dead_floor_divide_then_integer_reciprocal(a, s):
+    # fuzz seeds 1062758 and 1065153, backend c: an integer reciprocal was not taken as an op that may
+    # warn, so the unread `a // s` before it was computed after it ('divide by zero in floor_divide' last)
+    v = a // s
+    v = np.reciprocal(a)
+    return np.expm1(v)
+
+
+def dead_remainder_then_infinite_fill(a):
+    # fuzz seed 1063206, backend c: np.full_like(ints, inf) was taken as quiet (a creation), so the
+    # unread remainder's 'divide by zero' came after its 'invalid value encountered in cast'
+    v = a % a
+    return np.full_like(a, float("inf"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("program, make_args, expected_warnings", [
+    (dead_floor_divide_then_integer_reciprocal, lambda: (np.array([0, 1, 2, -3]), 0),
+     ["divide by zero encountered in floor_divide", "divide by zero encountered in reciprocal",
+      "invalid value encountered in reciprocal"]),
+    (dead_remainder_then_infinite_fill, lambda: (np.array([[0, 1], [2, 3]], np.int32),),
+     ["divide by zero encountered in remainder", "invalid value encountered in cast"]),
+])
+def test_integer_warnings_come_in_numpys_order(backend, program, make_args, expected_warnings):
+    dynamo.reset()
+    compiled = dynamo.compile(program, backend=backend)
+    for _ in range(3):
+        expected = observed(program, *make_args())
+        assert [message for _, message in expected[2]] == expected_warnings
+        assert observed(compiled, *make_args()) == expected
+
+
+SEEN: dict[int, np.ndarray] = {}
+CALLS = [0]
+
+
+def float_scalar_stored_into_integers(a, b):
+    # fuzz seed 1063768: `ints[None] = a @ a` with a NaN product raises ValueError in NumPy (a scalar is
+    # converted as Python converts it; an array would be cast with a warning). Backend c cast it in its
+    # kernel (no error), and on every backend the store into SEEN before it was lost when it raised (the
+    # graph writes b, so it cannot run the frame again from its start)
+    SEEN[0] = a
+    product = a @ a
+    smallest = np.argmin(b, axis=0)
+    b[:1] = product     # uint16: NumPy casts this NaN with a warning
+    smallest[None] = product
+    CALLS[0] += 1
+    return smallest
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_float_scalar_stored_into_integers_raises_after_earlier_effects(backend):
+    dynamo.reset()
+    compiled = dynamo.compile(float_scalar_stored_into_integers, backend=backend)
+    errors = []
+    for first in (1.0, np.nan, -np.inf, 2.0, np.nan):
+        outcomes = []
+        for fn in (float_scalar_stored_into_integers, compiled):
+            a, b = np.array([first, 2.0, 0.5]), np.arange(4, dtype=np.uint16).reshape(4, 1)
+            CALLS[0] = 0
+            outcomes.append((observed(fn, a, b), SEEN[0] is a, CALLS[0], b.tobytes()))
+        assert outcomes[1] == outcomes[0]
+        errors.append(outcomes[0][0][1] and outcomes[0][0][1][0])
+    assert errors == [None, "ValueError", "OverflowError", None, "ValueError"]
