@@ -21,7 +21,8 @@ from ...fx_ir import Graph, GraphModule, Node, TensorMeta, effects, map_aggregat
 from ...fx_ir.ops import OpKind, lookup_attribute, lookup_function, lookup_method
 from .exprs import Expr, Op, Reduce, index_var, loads, substitute, walk
 from .program import HostStep, Kernel, Program, Ref
-from .program_order import computes, realize_earlier_work, realize_unread
+from .program_order import (computes, flows_only_back_into, reads_values, realize_earlier_work,
+                            realize_unread)
 from .scheduling import NeedsRealize, PendingStore, build_kernel, shared_costly
 from .values import Buffer, TensorValue, buffer_value, sizes
 
@@ -607,10 +608,11 @@ class Lowerer:
         return [node] + [n for n, r in self.root.items() if r is node and n is not node]
 
     def unread(self, node: Node) -> bool:
-        """Whether nothing reads the root's value: its users are its in-place results and writes into it."""
+        """Whether nothing reads the root's value: its users are its in-place results, writes into it and
+        ops that read only its shape and dtype (np.full_like)."""
         family = self.in_place_family(node)
         return all(user in family or (_is_mutation(user) and user.args[:1] == (n,) and not user.users)
-                   for n in family for user in n.users)
+                   or not reads_values(user, n) or flows_only_back_into(user, n) for n in family for user in n.users)
 
     def read_from(self, node: Node, here: int) -> bool:
         """Whether the root's value is read at `here` or later, through it or an in-place result of it

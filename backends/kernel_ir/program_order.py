@@ -2,7 +2,10 @@
 is computed before that step runs, so that floating-point warnings come in NumPy's order and count."""
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ...fx_ir import Node
 from ...fx_ir.passes.cse import may_warn
@@ -19,6 +22,33 @@ def computes(value: TensorValue) -> bool:
     return any(isinstance(e, (Op, Reduce)) for e in walk([value.at(xs)]))
 
 
+# ops that read an array argument's shape and dtype, never its values
+_LAYOUT_ONLY = (np.zeros_like, np.ones_like, np.empty_like, np.full_like)
+
+
+def reads_values(user: Node, node: Node) -> bool:
+    """Whether `user` reads the values of `node`, not only its layout (np.full_like(v, s) of an otherwise
+    unread v = a ** a: the power still runs in NumPy and warns, fuzz seed 1070161)."""
+    if user.target not in _LAYOUT_ONLY or user.args[:1] != (node,):
+        return True
+    return any(arg is node for arg in (*user.args[1:], *user.kwargs.values()))
+
+
+def flows_only_back_into(node: Node, root: Node, depth: int = 0) -> bool:
+    """Whether `node`'s value (a view of `root`, work on it) is read only by stores into `root` itself:
+    `v[::1] /= s` of a v nothing else reads (fuzz seed 1071227: the division never ran, nor warned)."""
+    if depth > 8 or not node.users or node.op != "call_function":
+        return False
+    for user in node.users:
+        if user.target is operator.setitem and user.args[0] is root and not user.users:
+            if any(arg is node for arg in user.args[1:2]):   # the stored-into index is read
+                return False
+        elif user.op != "call_function" or (user.is_impure() and user.args[:1] != (node,)) \
+                or not flows_only_back_into(user, root, depth + 1):   # in place on the view: its memory is root's
+            return False
+    return True
+
+
 def realize_unread(lowerer: Lowerer, at: Node) -> None:
     """Work nobody reads still runs, as in NumPy (before `at`, the output): its floating-point
     warnings are the program's; unread work is also run before a NumPy step writes what it reads
@@ -32,7 +62,7 @@ def realize_unread(lowerer: Lowerer, at: Node) -> None:
         # only by writes into it (`v[...] = b`, fuzz seed 1061219) is unread too
         root = lowerer.root.get(n, n)
         value = lowerer.env.get(root)
-        read = bool(n.users) if n is not root else not lowerer.unread(n)
+        read = any(reads_values(user, n) for user in n.users) if n is not root else not lowerer.unread(n)
         if read or root.op == "placeholder" or not isinstance(value, TensorValue) or value.buffer is not None:
             continue
         # an unread view (`(1 // m).reshape(-1)`, fuzz seed 1008824): the value it views was computed

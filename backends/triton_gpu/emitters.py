@@ -48,13 +48,19 @@ def _maximum(fn: str) -> Emitter:
 def _floor_divide(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
     if out.kind == "f":
         return f"_float_floor_div({a[0]}, {a[1]})"
-    return f"_floor_div({a[0]}, {a[1]})"
+    return f"_floor_div({_as(a[0], out)}, {_as(a[1], out)})"
 
 
 def _remainder(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:
     if out.kind == "f":
         return f"_float_mod({a[0]}, {a[1]})"
-    return f"_py_mod({a[0]}, {a[1]})"
+    return f"_py_mod({_as(a[0], out)}, {_as(a[1], out)})"
+
+
+def _as(x: str, out: np.dtype) -> str:
+    """An integer operand in the result's type: Triton refuses / and % between signed and unsigned
+    operands (fuzz seed 2023085: an int32 constant with a uint8 tensor, InterpreterError)."""
+    return f"({x}).to({tl_dtype(out)})"
 
 
 def _cast(a: Sequence[str], dt: Sequence[np.dtype], out: np.dtype) -> str:

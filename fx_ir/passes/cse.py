@@ -110,6 +110,8 @@ def may_warn(node: Node) -> bool:
     `np.where(a < 300, a, 1)` unrolled twice warned 'invalid value encountered in less' once merged)."""
     if node.op == Opcode.GET_ATTR:
         return False
+    if node.op == Opcode.CALL_MODULE:   # a loop node: its body's ops may warn, whatever its inputs (fuzz seed
+        return True                      # 1070618: np.power(1e300, ints) in a loop over uint16 arguments)
     if _row_kind(node) in _QUIET_KINDS:
         return _casts_inexact_to_integers(node)
     values = [n.meta.get("val") for n in node.all_input_nodes] + [node.meta.get("val")]
