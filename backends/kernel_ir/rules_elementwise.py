@@ -206,8 +206,10 @@ def lower_clip(L: Lowerer, node: Node, args: tuple[Any, ...], kwargs: dict[str, 
         raise Unsupported("no meta")
     shape, dtype = tuple(meta.shape), meta.dtype
     check_dtypes(dtype)
-    x = broadcast_to(as_value(bound["a"], dtype), shape)
-    limits = [(broadcast_to(as_value(lo, dtype), shape), "less"), (broadcast_to(as_value(hi, dtype), shape), "greater")]
+    # NumPy's clip loop compares and picks in the result's type: each operand is cast to it (fuzz seed 2024381:
+    # float16 clipped by int32 bounds is float64, Triton compared and picked in float16)
+    x, low, high = (broadcast_to(astype_value(as_value(v, dtype), dtype), shape) for v in (bound["a"], lo, hi))
+    limits = [(low, "less"), (high, "greater")]
 
     def fn(index: Any) -> Expr:
         # NumPy's clip loop, bound by bound: the bound where x is past it (or the bound is NaN), else x.

@@ -156,3 +156,21 @@ def observed_all(fn, *args):
         warnings.simplefilter("always")
         results = fn(*args)
     return [(r.dtype, r.shape, r.tobytes()) for r in results], [str(w.message) for w in caught]
+
+
+def float16_clipped_by_int32_bounds(a, low):
+    # fuzz seed 2024381, backend triton: clip of float16 by int32 bounds is float64 in NumPy; the kernel IR
+    # compared and picked the uncast operands, which Triton promotes to float16 (41 ** 3 overflowed to inf)
+    v = np.clip(a, low, 2)
+    return v, np.power(v[-1], 3), np.clip(low, a, 70000)
+
+
+@pytest.mark.parametrize("backend", [*BACKENDS, "triton"])
+def test_clip_compares_in_the_result_type(backend):
+    if backend == "triton" and importlib.util.find_spec("triton") is None:
+        pytest.skip("triton is not installed")
+    dynamo.reset()
+    compiled = dynamo.compile(float16_clipped_by_int32_bounds, backend=backend)
+    for low in (np.array([41, -5], np.int32), np.array([-3, 69000], np.int32)):
+        a = np.array([[-0.01], [-2.27]], np.float16)
+        assert observed_all(compiled, a, low) == observed_all(float16_clipped_by_int32_bounds, a, low)
