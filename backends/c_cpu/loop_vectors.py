@@ -397,16 +397,7 @@ class Vectors:
                 isinstance(o, VECTORS) and o.dtype != "f8" for o in map(self.value, node.args)):
             self.ufunc(node, name)
             return
-        operands = [self.value(a) for a in node.args]
-        vectors = [(a, o) for a, o in zip(node.args, operands) if isinstance(o, VECTORS)]
-        shapes = {meta_shape(a) for a, _ in vectors} | {meta_shape(node)}
-        lengths = vectors[0][1].lengths
-        if len(shapes) == 1 and None not in shapes:
-            for _, o in vectors[1:]:
-                for a, b in zip(lengths, o.lengths):
-                    self.check_lengths(a, b)
-        else:
-            operands, lengths = self.broadcast(operands)
+        lengths, operands = self.shaped(node, node.args, [self.value(a) for a in node.args])
         if symbol != "neg":  # negation raises no flag (and names no op in a warning)
             self.w.ops.append(name)
         expr = Elementwise(symbol, tuple(operands), lengths, self.epoch, self.scope)

@@ -42,6 +42,13 @@ def nested_counts(loop):
     return [entry[0].nested for entry in loop.compiled.values() if entry is not None]
 
 
+def native_runs(rec):
+    """Each captured loop's native run count, every loop having lowered to C (none refused)."""
+    loops = rec.native_loops()
+    assert not any(loop.refused for loop in loops), [loop.refused for loop in loops]
+    return [loop.native_runs for loop in loops]
+
+
 def bits(value):
     if isinstance(value, (np.ndarray, np.generic)):
         return (type(value), np.asarray(value).dtype, np.asarray(value).shape, np.asarray(value).tobytes())

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from test_c_loops import bits, run_both
+from test_c_loops import bits, native_runs, run_both
 
 import c_helpers
 import dynamo
@@ -17,12 +17,6 @@ import dynamo
 pytestmark = c_helpers.needs_compiler
 
 rng = np.random.default_rng(1919)
-
-
-def native_runs(rec):
-    loops = rec.native_loops()
-    assert not any(loop.refused for loop in loops), [loop.refused for loop in loops]
-    return [loop.native_runs for loop in loops]
 
 
 def floyd_warshall(path):

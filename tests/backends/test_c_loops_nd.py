@@ -8,7 +8,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from test_c_loops import bits, run_both
+from test_c_loops import bits, native_runs, run_both
 
 import c_helpers
 import dynamo
@@ -17,12 +17,6 @@ from dynamo import config
 pytestmark = c_helpers.needs_compiler
 
 rng = np.random.default_rng(19)
-
-
-def native_runs(rec):
-    loops = rec.native_loops()
-    assert not any(loop.refused for loop in loops), [loop.refused for loop in loops]
-    return [loop.native_runs for loop in loops]
 
 
 def jacobi_2d(TSTEPS, A, B, t0=1):
