@@ -58,7 +58,8 @@ class TieredGraph:
         self.c_compile_seconds = 0.0
         self.ops = 0  # the graph's ops, its loop bodies' included, and the C compile they are estimated to cost
         self.estimate = 0.0
-        self.on_move: Callable[[], None] | None = None  # called after the swap to c (set by the frontend)
+        # called once the tier is final (moved to c, or stays numpy): the frontend times the frame's version then
+        self.on_settled: Callable[[], None] | None = None
         # the first calls: numpy's, each timed, until the graph is due
         namespace = {"tier": self, "numpy_fn": numpy_fn, "clock": time.perf_counter}
         self.counting = types.FunctionType(_counting_code(arity), namespace, "counting")
@@ -127,8 +128,8 @@ class TieredGraph:
         _copy_warning_registry(self.numpy_fn, made)
         self.state = C
         self.target = made  # the swap: calls from now on run the C code
-        if self.on_move is not None:
-            self.on_move()  # the frontend times the frame's version again (its timed turns)
+        if self.on_settled is not None:
+            self.on_settled()
         if self.marker is not None:
             _touch(self.marker)
         log.debug("tiered: a graph of %d ops moved to c after %.3f s on numpy (C %s in %.3f s)", _ops(self.graph_module),
@@ -139,6 +140,13 @@ class TieredGraph:
         self.state, self.why = STAYED, why
         self.target = self.numpy_fn
         log.debug("tiered: a graph of %d ops stays on numpy: %s", _ops(self.graph_module), why)
+        if self.on_settled is not None:
+            self.on_settled()
+
+    @property
+    def settled(self) -> bool:
+        """Whether the code a call runs is final (c, or numpy for good)."""
+        return self.state in (C, STAYED)
 
     def failed(self, error: Exception) -> None:
         self.stay(f"backend c failed: {type(error).__name__}: {error}")

@@ -154,7 +154,7 @@ CacheEntry *cache_lookup(ExtraState *state, PyObject *owner, const GuardInputs *
             entry->hits++;
             entry->last_hit = ++state->hit_serial;
             if (entry->recheck_at > 0 && entry->hits >= entry->recheck_at) {
-                cache_entry_rearm(entry, state->hit_serial); /* dropped a while ago: time it again */
+                cache_entry_rearm(entry, state->hit_serial); /* dropped (or deferred) a while ago: time it */
             }
             /* the guard may have changed the list (clear_cache(), a compile it ran): move
              * the entry only if it is still where it was */
@@ -219,14 +219,17 @@ CacheEntry *cache_insert(PyCodeObject *code, PyObject *owner, PyObject *guard, P
     entry->hits = 0;
     entry->unhooked = unhooked;
     entry->in_place = in_place;
-    entry->probe = in_place ? 0 : probe;
+    /* a negative probe defers the turns: the code it runs is provisional (a graph of backend
+     * "tiered" still on numpy); retime() arms them when it changes, or `recheck` hits do */
+    int deferred = probe < 0 && !in_place;
+    entry->probe = in_place || deferred ? 0 : probe;
     entry->dropped = 0;
     entry->best_compiled = entry->best_original = 0.0;
-    entry->turns = entry->probe;
+    entry->turns = deferred ? -probe : entry->probe;
     entry->compiled_unhooked = unhooked;
     entry->recheck = recheck;
     entry->part_of_caller = part_of_caller;
-    entry->recheck_at = 0;
+    entry->recheck_at = deferred ? recheck : 0;
     entry->last_hit = entry->armed_at = state->hit_serial;
     int err = PyList_Insert(state->entries, 0, (PyObject *)entry);
     Py_DECREF(entry);
@@ -259,6 +262,12 @@ void cache_entry_probed(CacheEntry *entry, int original_turn, double seconds) {
 
 void cache_entry_rearm(CacheEntry *entry, Py_ssize_t now) {
     if (!entry->dropped) {
+        if (entry->recheck_at > 0 && entry->probe == 0) { /* deferred turns: due now */
+            entry->probe = entry->turns;
+            entry->best_compiled = entry->best_original = 0.0;
+            entry->recheck_at = 0;
+            entry->armed_at = now;
+        }
         return;
     }
     entry->dropped = 0;

@@ -51,7 +51,8 @@ typedef struct CacheEntry {
     /* A dropped version is timed again after `recheck` more calls (0: never), four times later at
      * each re-measure: inputs that grow (new shapes under dynamic sizes) may make it pay. */
     Py_ssize_t recheck;
-    Py_ssize_t recheck_at;    /* hits at which a dropped entry is timed again (0: not dropped) */
+    /* hits at which a dropped entry is timed again, or a deferred one first timed (0: neither) */
+    Py_ssize_t recheck_at;
     /* Stamps from the code's count of hits (ExtraState.hit_serial): of this entry's last hit, and
      * of when it was made or last rearmed. A version not hit since another was armed is stale. */
     Py_ssize_t last_hit;

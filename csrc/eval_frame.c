@@ -273,8 +273,9 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
         /* (guard, code), (guard, code, unhooked) or (guard, code, unhooked, probe[, recheck[,
          * part_of_caller]]): a true third item says that the code starts no frame the hook must
          * see, so that a call of it need not turn the hook on; the fourth, how many hits take timed
-         * turns with the original; the fifth, after how many calls a version so dropped is timed
-         * again; a true sixth, that the code is a resume function, timed with its frame */
+         * turns with the original (negative: deferred until retime() or `recheck` hits); the fifth,
+         * after how many calls a version so dropped is timed again; a true sixth, that the code
+         * is a resume function, timed with its frame */
         Py_ssize_t size = PyTuple_Check(answer) ? PyTuple_GET_SIZE(answer) : 0;
         int unhooked = size >= 3 ? PyObject_IsTrue(PyTuple_GET_ITEM(answer, 2)) : 0;
         long probe = size >= 4 ? PyLong_AsLong(PyTuple_GET_ITEM(answer, 3)) : 0;
@@ -288,7 +289,7 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
         }
         else if (unhooked >= 0 && part_of_caller >= 0 && !PyErr_Occurred()) {
             entry = cache_insert(code, callback, PyTuple_GET_ITEM(answer, 0), PyTuple_GET_ITEM(answer, 1),
-                                 unhooked, probe < 0 ? 0 : (probe > 1000000 ? 1000000 : (int)probe),
+                                 unhooked, probe < -1000000 ? -1000000 : (probe > 1000000 ? 1000000 : (int)probe),
                                  recheck < 0 ? 0 : recheck, part_of_caller);
             Py_XINCREF(entry);
         }

@@ -137,9 +137,10 @@ static PyObject *py_retime(PyObject *module, PyObject *const *args, Py_ssize_t n
             cache_entry_rearm(entry, state->hit_serial);
             rearmed = 1;
         }
-        else if (!entry->in_place) {
+        else if (!entry->in_place) { /* kept, or its turns deferred until now */
             entry->probe = entry->turns;
             entry->best_compiled = entry->best_original = 0.0;
+            entry->recheck_at = 0;
         }
     }
     if (rearmed && state->skip && state->skip_unhooked) { /* skipped for those drops: lifted */

@@ -308,6 +308,60 @@ def moved_and_timed_again(f, compiled, x):
         assert bits(compiled(x, x)) == bits(f(x, x))
 
 
+@pytest.fixture
+def even_clock():
+    """The turns' clock: every call takes as long (no version is dropped by chance)."""
+    now = [0.0]
+
+    def clock():
+        now[0] += 2.0 ** -20
+        return now[0]
+
+    dynamo._C.set_turn_timer(clock)
+    yield
+    dynamo._C.set_turn_timer(None)
+
+
+def test_turns_wait_while_the_graph_is_on_numpy_and_start_when_it_moves(even_clock):
+    # timed on numpy, a version slower than plain would be dropped, run no graph and never move to c
+    f = fresh(CHAIN)
+    x = np.linspace(0.0, 1.0, 64)
+    compiled = dynamo.compile(f, backend="tiered")
+    with config.patch(timed_turns=4, tier_up_seconds=60.0, tier_up_in_background=False):
+        for _ in range(8):
+            assert bits(compiled(x, x)) == bits(f(x, x))
+        (entry,) = dynamo._C.cache_entries(f.__code__)
+        assert (entry.probe, entry.dropped, entry.best_compiled, entry.best_original) == (0, 0, 0.0, 0.0)
+        tier_of(compiled).budget = 0.0
+        compiled(x, x)
+        (entry,) = dynamo._C.cache_entries(f.__code__)
+        assert tier_of(compiled).state == tiered.C and entry.probe == 4
+        for _ in range(4):
+            assert bits(compiled(x, x)) == bits(f(x, x))
+        (entry,) = dynamo._C.cache_entries(f.__code__)
+        assert entry.probe == 0 and entry.best_compiled > 0.0 and entry.best_original > 0.0
+
+
+def test_deferred_turns_start_after_the_recheck_hits_or_when_the_graph_stays_numpy(even_clock):
+    x = np.linspace(0.0, 1.0, 64)
+    with config.patch(timed_turns=4, timed_turns_recheck=5, tier_up_seconds=60.0, tier_up_in_background=False):
+        f = fresh(CHAIN)
+        compiled = dynamo.compile(f, backend="tiered")
+        probes = []
+        for _ in range(8):  # the first call compiles; hits count from the second
+            compiled(x, x)
+            (entry,) = dynamo._C.cache_entries(f.__code__)
+            probes.append(entry.probe)
+        assert probes == [0, 0, 0, 0, 0, 3, 2, 1]  # armed at the fifth hit, which takes the first turn
+        g = fresh(CHAIN)
+        compiled_g = dynamo.compile(g, backend="tiered")
+        compiled_g(x, x)
+        tier_of(compiled_g).stay("a test says so")
+        (entry,) = dynamo._C.cache_entries(g.__code__)
+        assert entry.probe == 4
+        assert bits(compiled_g(x, x)) == bits(g(x, x))
+
+
 LOG = """
 def f(x):
     return np.log(x) * 2.0
