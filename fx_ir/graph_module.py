@@ -17,7 +17,7 @@ from typing import Any
 from .codegen import PythonCode
 from .graph import Graph
 from .node import Opcode
-from .user_lines import compile_at_user_lines, use_module_registry
+from .user_lines import exec_at_user_lines
 
 # Process-wide, so every generated file name is unique even across GraphModules.
 _source_counter = itertools.count()
@@ -86,9 +86,7 @@ class GraphModule:
         filename = f"<fx_ir-generated-{next(_source_counter)}>"
         linecache.cache[filename] = (len(code.src), None, code.src.splitlines(keepends=True), filename)
         namespace = dict(code.globals)
-        compiled = compile_at_user_lines(code.src, filename)
-        use_module_registry(namespace, compiled)
-        exec(compiled, namespace)
+        exec_at_user_lines(code.src, filename, namespace)
         forward = namespace["forward"]
         # Drop the linecache entry with the function, so recompiling in a loop does not leak sources.
         weakref.finalize(forward, linecache.cache.pop, filename, None)

@@ -120,14 +120,15 @@ def graph_lines(graph_module: Any) -> tuple[dict[str, tuple[str, int]], dict[int
     return by_name, by_position
 
 
-def use_module_registry(namespace: dict[str, Any], code: types.CodeType) -> None:
-    """Generated code that runs at the lines of a user's file (its `code`, from compile_at_user_lines)
-    records the warnings it shows in that file's module's registry, as the program's own lines do:
-    a warning a line showed once is not shown again when the original code and the compiled code
-    take turns, or when two versions of the code run the same line."""
+def exec_at_user_lines(src: str, generated_filename: str, namespace: dict[str, Any]) -> None:
+    """Runs generated source (compile_at_user_lines) in `namespace`, which takes the warning registry
+    of the user's module: a warning a line showed once is not shown again when the original code and
+    the compiled code take turns, or when two versions of the code run the same line."""
+    code = compile_at_user_lines(src, generated_filename)
     module = _module_of_file(code.co_filename)
     if module is not None:
         namespace["__warningregistry__"] = vars(module).setdefault("__warningregistry__", {})
+    exec(code, namespace)
 
 
 _modules_by_file: dict[str, types.ModuleType] = {}

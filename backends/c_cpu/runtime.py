@@ -15,7 +15,7 @@ import numpy as np
 import sympy
 
 from ...fx_ir import ForLoop, WhileLoop
-from ...fx_ir.user_lines import compile_at_user_lines, use_module_registry
+from ...fx_ir.user_lines import exec_at_user_lines
 from ..kernel_ir import HostStep, Kernel, Program, Ref
 from ..kernel_ir.result_layout import ResultLayouts, layout_class
 from ..kernel_ir.values import is_symbolic
@@ -444,9 +444,7 @@ def make_runner(program: Program, kernels: list[KernelSource], sizes: dict[str, 
     namespace = dict(writer.globals)
     namespace["_fp"] = reporter
     reporter.runner_globals = namespace
-    code = compile_at_user_lines(src, filename)
-    use_module_registry(namespace, code)
-    exec(code, namespace)
+    exec_at_user_lines(src, filename, namespace)
     run = namespace["run"]
     run.python_source = src
     return run

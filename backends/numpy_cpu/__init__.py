@@ -16,7 +16,7 @@ from itertools import count
 from typing import Any
 
 from ...fx_ir import ForLoop, GraphModule, loop_of
-from ...fx_ir.user_lines import compile_at_user_lines, use_module_registry
+from ...fx_ir.user_lines import exec_at_user_lines
 from .. import settings
 from ..registry import register_backend
 from .blocking import Machine, decide, this_machine
@@ -92,9 +92,7 @@ class NumpyBackend:
         linecache.cache[filename] = (len(source.src), None, source.src.splitlines(keepends=True), filename)
         namespace = dict(source.globals)
         namespace["self"] = plan.module  # get_attr nodes read `self.<name>`
-        code = compile_at_user_lines(source.src, filename)
-        use_module_registry(namespace, code)
-        exec(code, namespace)
+        exec_at_user_lines(source.src, filename, namespace)
         # Kernels whose blocks have the same shapes share scratch sets: they run one after another,
         # so one set serves them all and stays in cache (an unrolled loop has hundreds of such
         # kernels; a set each would be a cold buffer per kernel where NumPy reuses one hot one).

@@ -20,7 +20,7 @@ import numpy as np
 import sympy
 
 from ...fx_ir import map_aggregate
-from ...fx_ir.user_lines import compile_at_user_lines, use_module_registry
+from ...fx_ir.user_lines import exec_at_user_lines
 from .. import settings
 from ..kernel_ir import HostStep, Kernel, Program, Ref
 from .autotune import Autotuner, elements
@@ -77,9 +77,7 @@ def callers_at_lines(nodes: list[str], lines: dict[str, tuple[str, int]]) -> dic
     src = "".join(f'def call_{k}(fn, args, kwargs):\n    # File "{file}", line {line}\n    return fn(*args, **kwargs)\n'
                   for k, (_, (file, line)) in enumerate(placed))
     namespace: dict[str, Any] = {"__name__": f"dynamo_triton_steps_{next(_step_modules)}"}
-    code = compile_at_user_lines(src, "<triton-numpy-steps>")
-    use_module_registry(namespace, code)
-    exec(code, namespace)
+    exec_at_user_lines(src, "<triton-numpy-steps>", namespace)
     return {node: namespace[f"call_{k}"] for k, (node, _) in enumerate(placed)}
 
 
