@@ -22,7 +22,7 @@ from .variables.graph_int import GraphIntVariable, graph_argument, graph_int_met
 from .variables.symbolic import SymbolicIntVariable
 
 if TYPE_CHECKING:
-    from .shapes.loop_symbols import LoopBounds
+    from .shapes.loop_symbols import LoopBounds, SmallLoop
     from .translator.core import InstructionTranslatorBase as Tx
 
 LOCAL_STORES = frozenset({"STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"})
@@ -63,6 +63,7 @@ class BodyTrace:
         self.body = body
         self.proxies: dict[str, VariableTracker] = {}
         self._symbols: list[Any] = []
+        self._small: list[str] = []
 
     def placeholder(self, name: str, val: Any) -> Node:
         """A new input of the body (the loop's induction variable, a carried value)."""
@@ -85,8 +86,13 @@ class BodyTrace:
         env = self.output.shape_env
         env.loop_bounds[bounds.symbol] = bounds
         env.hints[bounds.symbol] = hint
-        env.size_nodes[bounds.symbol] = node
+        env.size_nodes[bounds.symbol] = env.loop_nodes[bounds.symbol] = node
         self._symbols.append(bounds.symbol)
+
+    def bind_small(self, name: str, loop: "SmallLoop") -> None:
+        """Make `name` the small form of a loop variable of the body until the trace ends."""
+        self.output.shape_env.small_loops[name] = loop
+        self._small.append(name)
 
     def __enter__(self) -> BodyTrace:
         tx, output = self.tx, self.output
@@ -112,8 +118,13 @@ class BodyTrace:
         for symbol in self._symbols:
             env.loop_bounds.pop(symbol, None)
             env.hints.pop(symbol, None)
+            env.loop_nodes.pop(symbol, None)
+        for name in self._small:
+            env.small_loops.pop(name, None)
         env.size_nodes.clear()
         env.size_nodes.update(self._sizes)
+        # an enclosing loop's symbol made while this body was traced keeps its value node
+        env.size_nodes.update(env.loop_nodes)
         tx.symbolic_locals.clear()
         tx.symbolic_locals.update(self._locals)
         tx.stack[:] = self._stack

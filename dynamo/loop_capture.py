@@ -20,6 +20,7 @@ from .backends.registry import loops_native
 from .exc import Unsupported
 from .fx_ir.graph import Graph
 from .fx_ir.graph_module import GraphModule
+from .fx_ir.int_expr import IntExpr
 from .fx_ir.lazy_sympy import sympy
 from .fx_ir.loops import ForLoop
 from .fx_ir.node import Node, map_arg
@@ -29,7 +30,7 @@ from .loop_body import (LONGEST_LOOP, BodyTrace, NotCaptured, carried_argument, 
 from .loop_counters import check_fits_int64, check_step, find_counters, iterations_before, value_of
 from .loop_items import ItemPlan, plan_of
 from .loop_records import CapturedLoop, LoopRecords, RejectedLoop, RetraceWithoutLoop
-from .shapes.loop_symbols import LoopBounds
+from .shapes.loop_symbols import LoopBounds, SmallLoop
 from .variables.arrays import ArrayVariable
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable
@@ -296,18 +297,18 @@ class _LoopCapture:
                         tx.symbolic_locals[name] = value_of(tx, counter.at(done))
                 tx.push(_IterationMarker())
                 head_depth = len(tx.stack)
-                index = LoopIndexVariable(output, self._index_symbol, node=self.index_node)
+                small = self._index_small if self._int_bounds() else None
+                index = LoopIndexVariable(output, self._index_symbol, node=self.index_node, make_small=small)
                 self.iterating = True
-                output.loops.unmade_indices.append(self._index_symbol)
+                output.loops.unmade_indices.append(small or self._index_symbol)
                 try:
                     tx.push(self.plan.item(tx, index))
                     tx.ip = self.for_ip + 1
                     self._trace_one_iteration(head_depth)
                 finally:
                     self.iterating = False
-                    output.loops.unmade_indices.remove(self._index_symbol)
-                    if self.symbol is not None:
-                        output.loops.capturing.pop(self.symbol, None)
+                    output.loops.unmade_indices.remove(small or self._index_symbol)
+                    output.loops.capturing.pop(self.symbol_name, None)
                 after = {name: tx.symbolic_locals.get(name) for name in carried_names}
                 trace.check_side_effects()
                 for name, counter in counters.items():
@@ -348,8 +349,23 @@ class _LoopCapture:
         hint = output.shape_env.hint(self.start) if sizes.is_symbolic(self.start) else int(self.start)
         self.trace.bind_symbol(LoopBounds(symbol, lower, upper, self.variable), hint, self.index_node)
         if self.iterating:
-            output.loops.capturing[symbol] = (self.key, self.location, self.variable)
+            output.loops.capturing[self.symbol_name] = (self.key, self.location, self.variable)
         return symbol
+
+    def _int_bounds(self) -> bool:
+        return all(type(v) is int for v in (self.start, self.stop, self.step))
+
+    def _index_small(self) -> IntExpr:
+        """The loop variable's small form (a loop over int bounds), registered with the bounds while
+        the body is traced; its sympy symbol is made only when an expression of it needs sympy."""
+        small = IntExpr.symbol(self.symbol_name)
+        if self.trace is None or self.symbol_name in self.output.shape_env.small_loops:
+            return small
+        lower, upper = (self.start, self.stop - 1) if self.step > 0 else (self.stop + 1, self.start)
+        self.trace.bind_small(self.symbol_name, SmallLoop(lower, upper, self.variable, self._index_symbol))
+        if self.iterating:
+            self.output.loops.capturing[self.symbol_name] = (self.key, self.location, self.variable)
+        return small
 
     def _check_instructions(self) -> None:
         tx = self.tx
@@ -410,7 +426,7 @@ class _LoopCapture:
                 tx.step()
         except Unsupported as error:
             outer: frozenset = getattr(error, "loop_symbols", frozenset())
-            if outer and self.symbol not in outer and all(s in self.output.loops.capturing for s in outer):
+            if outer and self.symbol_name not in outer and all(s in self.output.loops.capturing for s in outer):
                 raise DependsOnOuterLoop(reason_of(error), outer) from None
             if not self.peeled and self.carried_ints:
                 # a Python int carried may become a NumPy scalar in the first iteration (total = 0; total += a[i])

@@ -111,3 +111,47 @@ def test_a_captured_loop_whose_variable_is_unread_imports_no_sympy():
         print("sympy" in sys.modules)
     """)
     assert out == "True [1]\nFalse\nTrue [1]\nTrue\n"
+
+
+def test_a_loop_body_that_tests_its_variable_imports_no_sympy():
+    # `if i % 50 == 0` (print every 50 steps) depends on the iteration: the loop runs in Python, and
+    # deciding so needs no sympy (the variable's small form); `if i >= 0` holds for every iteration
+    # and the loop is captured; `path[i]` needs the index in the graph: sympy then
+    out = run("""
+        import sys
+        import numpy as np
+        import dynamo
+        from dynamo.fx_ir import count_loops
+        from tests.support import compile_with_counter
+
+        def fit(w, g, steps):
+            seen = []
+            for i in range(steps):
+                w = w - 0.1 * g * w
+                if i % 50 == 0:
+                    seen.append(float(w.sum()))
+            return w, seen
+
+        def clipped(w, steps):
+            for i in range(steps):
+                if i >= 0 and (2 * i + 1) // 2 < steps and -i <= 0 and (i + 3) // 2 <= 52:
+                    w = w * 0.5
+            return w
+
+        def walk(path):
+            for i in range(1, 100):
+                path[i] = path[i - 1] + 1.0
+            return path
+
+        w, g = np.linspace(1.0, 2.0, 4), np.full(4, 0.5)
+        compiled, counter = compile_with_counter(fit)
+        got, want = compiled(w, g, 120), fit(w, g, 120)
+        print(np.array_equal(got[0], want[0]) and got[1] == want[1], "sympy" in sys.modules)
+        compiled, counter = compile_with_counter(clipped)
+        print(np.array_equal(compiled(w, 100), clipped(w, 100)), [count_loops(g.graph) for g in counter.graphs],
+              "sympy" in sys.modules)
+        compiled, counter = compile_with_counter(walk)
+        print(np.array_equal(compiled(np.zeros(100)), walk(np.zeros(100))), [count_loops(g.graph) for g in counter.graphs],
+              "sympy" in sys.modules)
+    """)
+    assert out == "True False\nTrue [1] False\nTrue [1] True\n"

@@ -10,6 +10,7 @@ needs as a Python value specializes its symbols (`Eq(s0, 7)`), noting the line t
 from __future__ import annotations
 
 import logging
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -20,6 +21,7 @@ from ..fx_ir.ops.symbolic import SizeOracle, is_symbolic
 from . import loop_symbols
 
 log = logging.getLogger("dynamo.dynamic")
+guards_log = logging.getLogger("dynamo.guards")
 
 # every symbol is at least this: sizes 0 and 1 stay static (broadcasting depends on them)
 MIN_DYNAMIC_SIZE = 2
@@ -75,6 +77,9 @@ class ShapeEnv(SizeOracle):
         self.size_functions: dict[sympy.Expr, Callable[..., int]] = {}
         # induction variables of the loop bodies being traced (shapes/loop_symbols.py), outermost first
         self.loop_bounds: dict[sympy.Symbol, Any] = {}
+        self.loop_nodes: dict[sympy.Symbol, Any] = {}  # their values in the body graphs
+        # loops over int bounds whose variables are in their small form (fx_ir/int_expr.py), by symbol name
+        self.small_loops: dict[str, loop_symbols.SmallLoop] = {}
 
     # ---- symbols ---------------------------------------------------------------------------------
     def array_shape(self, source: Any, shape: tuple[int, ...], dynamic: set[int], marked: set[int],
@@ -113,6 +118,18 @@ class ShapeEnv(SizeOracle):
         shifted = sympy.Symbol(f"_t{len(self.symbols)}", integer=True, nonnegative=True)
         self._known[symbol] = shifted + MIN_DYNAMIC_SIZE
         return symbol
+
+    def small_to_sympy(self, expr: Any, why: str) -> Any:
+        """The sympy expression of a small form (an IntExpr): a variable of a loop being traced is
+        its loop's symbol (made and bound now), any other the unbound symbol of that name."""
+        def resolve(name: str) -> Any:
+            loop = self.small_loops.get(name)
+            return loop.make_sympy() if loop is not None else sympy.Symbol(name, integer=True)
+
+        if "sympy" not in sys.modules:  # the first expression that needs it: say what it cost
+            guards_log.debug("importing sympy: %s leaves the small integer fragment (%s)", expr, why)
+        log.debug("sympy needed for %s: %s", expr, why)
+        return expr.to_sympy(resolve)
 
     def hint(self, expr: Any) -> int:
         value = sympy.sympify(expr).xreplace(self.hints)

@@ -28,7 +28,10 @@ import numpy as np
 
 from ..fx_ir.lazy_sympy import is_sympy, sympy
 
+from ..fx_ir import int_expr
+from ..fx_ir.int_expr import IntExpr
 from ..fx_ir.ops import symbolic as sizes
+from ..shapes import loop_symbols
 from ..fx_ir.tensor_meta import TensorMeta
 from .base import VariableTracker
 from .constant import ConstantVariable
@@ -97,11 +100,28 @@ class RuntimeValueVariable(VariableTracker):
 class SymbolicIntVariable(RuntimeValueVariable):
     """A Python int whose value is the sympy expression `expr` of the trace's size symbols."""
 
-    def __init__(self, output: "OutputGraph", expr: sympy.Expr, node: Any = None, **kwargs: Any) -> None:
+    def __init__(self, output: "OutputGraph", expr: sympy.Expr | None, node: Any = None,
+                 small: IntExpr | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.output = output
-        self.expr = expr
+        self._expr = expr
+        self._small = small  # its small form (fx_ir/int_expr.py), where it has one
         self.node = node
+
+    @property
+    def expr(self) -> Any:
+        """The sympy expression; made from the small form when first needed (sympy imported)."""
+        if self._expr is None:
+            self._expr = self.output.shape_env.small_to_sympy(self.small_form(), "used outside loop decisions")
+        return self._expr
+
+    @expr.setter
+    def expr(self, value: Any) -> None:
+        self._expr = value
+
+    def small_form(self) -> IntExpr | None:
+        """The value as an IntExpr of loop variables, or None (a sympy expression of sizes)."""
+        return self._small
 
     @staticmethod
     def create(output: "OutputGraph", value: Any, node: Any = None) -> VariableTracker:
@@ -124,14 +144,26 @@ class SymbolicIntVariable(RuntimeValueVariable):
 
     def specialize(self, why: str) -> int:
         """The traced value, every symbol in it fixed by a guard that notes `why` and the line."""
-        return int(self.output.shape_env.specialize(self.expr, why))
+        small = self.small_form()
+        env = self.output.shape_env
+        if small is not None and small.symbols() <= env.small_loops.keys():  # as ShapeEnv.specialize
+            raise loop_symbols.iteration_dependent(env, f"the value of {small} ({why})")
+        return int(env.specialize(self.expr, why))
 
     def describe(self) -> str:
+        small = self.small_form()
+        if small is not None and self._expr is None:
+            return f"the size {small} ()"
         origins = ", ".join(f"{s} = {self.output.shape_env.symbols[s].origin}"
                             for s in sorted(self.expr.free_symbols, key=str) if s in self.output.shape_env.symbols)
         return f"the size {self.expr} ({origins})"
 
     def truth_value(self, tx: "Tx") -> bool:
+        small = self.small_form()
+        if small is not None:
+            decided = loop_symbols.decide_small(self.output.shape_env, "Eq", small, 0)
+            if decided is not None:
+                return not decided
         return not self.output.shape_env.decide_relation(sympy.Eq(self.expr, 0))
 
     # ---- arithmetic and comparisons ----------------------------------------------------------------
@@ -140,6 +172,9 @@ class SymbolicIntVariable(RuntimeValueVariable):
         or the graph for an array operand) for everything else."""
         if fn in (operator.eq, operator.ne) and len(args) == 2 and _never_equal(*args):
             return ConstantVariable(fn is operator.ne)  # n == None, n != "a": no value needed
+        small = self._small_operator(fn, args)
+        if small is not _LEAVES:
+            return small  # type: ignore[return-value]
         operands = [_size_of(a) for a in args]
         if any(o is None for o in operands):
             return None
@@ -159,6 +194,29 @@ class SymbolicIntVariable(RuntimeValueVariable):
         if fn is operator.pow and not (isinstance(b, int) and b >= 0):
             return None  # a negative or symbolic exponent: a float, or too unusual to keep
         return self._result(build(a, b))
+
+    def _small_operator(self, fn: Any, args: list[VariableTracker]) -> VariableTracker | None | object:
+        """apply_operator on small forms, as the sympy path answers it; _LEAVES when an operand or
+        the result is outside the fragment (the sympy path runs)."""
+        operands = [_small_of(a) for a in args]
+        if any(o is None for o in operands):
+            return _LEAVES
+        if fn in (operator.neg, operator.pos) and len(operands) == 1:
+            return self._small_result(operands[0] if fn is operator.pos else int_expr.lift(operands[0]).neg())
+        if len(operands) != 2:
+            return _LEAVES
+        a, b = operands
+        if fn in _COMPARISONS:
+            decided = loop_symbols.decide_small(self.output.shape_env, _COMPARISONS[fn], a, b)
+            return _LEAVES if decided is None else ConstantVariable(decided)
+        small = _SMALL_ARITHMETIC.get(fn)
+        result = small(int_expr.lift(a), b) if small is not None else None
+        return _LEAVES if result is None else self._small_result(result)
+
+    def _small_result(self, small: IntExpr) -> VariableTracker:
+        if small.is_constant():
+            return ConstantVariable(small.const)
+        return SymbolicIntVariable(self.output, None, small=small)
 
     # ---- as an argument of NumPy operations -------------------------------------------------------------
     def as_meta_argument(self) -> Any:
@@ -189,9 +247,15 @@ class LoopIndexVariable(SymbolicIntVariable):
     _expr: Any
 
     def __init__(self, output: "OutputGraph", make_symbol: Callable[[], Any], node: Any = None,
-                 **kwargs: Any) -> None:
+                 make_small: Callable[[], IntExpr] | None = None, **kwargs: Any) -> None:
         self._make_symbol = make_symbol
+        self._make_small = make_small  # a loop over int bounds: the small form, made on first use
         super().__init__(output, None, node, **kwargs)
+
+    def small_form(self) -> IntExpr | None:
+        if self._small is None and self._make_small is not None and self._expr is None:
+            self._small = self._make_small()
+        return self._small
 
     @property
     def expr(self) -> Any:
@@ -207,6 +271,26 @@ class LoopIndexVariable(SymbolicIntVariable):
         """The loop's body is traced: a symbol made from now on comes from `make_symbol` (which must
         not hold the loop's trace, which this variable may outlive)."""
         self._make_symbol = make_symbol
+        self._make_small = None
+
+
+_LEAVES = object()  # an operation outside the small fragment
+
+
+# the small fragment's integer operators (None: the result leaves it); // and % by positive constants
+_SMALL_ARITHMETIC: dict[Any, Callable[[IntExpr, Any], IntExpr | None]] = {
+    operator.add: lambda a, b: a.add(b), operator.sub: lambda a, b: a.add(b, -1), operator.mul: IntExpr.mul,
+    operator.floordiv: IntExpr.floordiv, operator.mod: IntExpr.mod,
+}
+
+
+def _small_of(value: VariableTracker) -> Any:
+    """The operand as an int or IntExpr, or None (not a plain int, or a sympy expression)."""
+    if isinstance(value, SymbolicIntVariable):
+        return value.small_form()
+    if isinstance(value, ConstantVariable) and type(value.value) in (int, bool):
+        return int(value.value)
+    return None
 
 
 def _size_of(value: VariableTracker) -> Any:
@@ -257,6 +341,12 @@ def symbolic_extremum(tx: "Tx", fn: Any, items: list[VariableTracker]) -> Variab
     """min()/max() of ints some of which are symbolic: Min/Max expressions; None otherwise."""
     if len(items) < 2 or not any(isinstance(i, SymbolicIntVariable) for i in items):
         return None
+    first = next(i for i in items if isinstance(i, SymbolicIntVariable))
+    small = [_small_of(i) for i in items]
+    if all(o is not None for o in small) and len(small) <= _EXTREMUM_WIDTH:
+        result = int_expr.extremum("Min" if fn is min else "Max", small)
+        if result is not None:
+            return first._small_result(result)
     operands = [_size_of(i) for i in items]
     if any(o is None for o in operands):
         return None
@@ -265,7 +355,6 @@ def symbolic_extremum(tx: "Tx", fn: Any, items: list[VariableTracker]) -> Variab
         # a running max over many ints (`m = max(m, d)` in a loop) would build Max(s0, ..., s99),
         # and sympy compares every pair of its arguments on each step: the ints are specialized
         return None
-    first = next(i for i in items if isinstance(i, SymbolicIntVariable))
     return first._result(kind(*operands))
 
 
