@@ -11,6 +11,7 @@ from .loop_dtypes import ITEM_SIZES, emit_ufunc
 
 
 BROADCAST_STRIDE = "INT64_C(0)"  # the stride of an axis np.newaxis adds
+TEMP_SLOTS = "dyn_tmp"  # the C array of the loop function's own temporary buffers (one malloc each)
 
 
 @dataclass(frozen=True)
@@ -118,14 +119,75 @@ def unit_strides(expr: Any) -> Any:
 
 
 
-def loop_nest(idx: tuple[str, ...], lengths: tuple[str, ...], statement: str) -> str:
-    """C loops over every index of `lengths` in C order around `statement`."""
-    heads = " ".join(f"for (int64_t {e} = 0; {e} < {n}; {e}++)" for e, n in zip(idx, lengths))
-    return f"{heads} {{ {statement} }}"
+def loop_nest(idx: tuple[str, ...], lengths: tuple[str, ...], statement: str, independent: bool = False) -> str:
+    """C loops over every index of `lengths` in C order around `statement`. `independent`: no
+    iteration reads what another writes (a store whose inputs are disjoint from its target or read
+    element for element, a copy into a fresh buffer): the innermost loop says so (DYN_IVDEP), and the
+    compiler vectorizes it without versioning it for every pair of pointers that might alias."""
+    heads = [f"for (int64_t {e} = 0; {e} < {n}; {e}++)" for e, n in zip(idx, lengths)]
+    if independent and heads:
+        heads[-1] = "DYN_IVDEP " + heads[-1]
+    return f"{' '.join(heads)} {{ {statement} }}"
+
+
+# C: the pragma that tells the compiler a loop's iterations are independent (GCC's, clang's)
+IVDEP_MACRO = """#if defined(__clang__)
+#define DYN_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define DYN_IVDEP _Pragma("GCC ivdep")
+#else
+#define DYN_IVDEP
+#endif
+"""
+
+
+def spread(expr: Any, lengths: tuple[str, ...], w: Any) -> Any:
+    """expr broadcast to `lengths` as NumPy broadcasts (axes aligned on the right, an axis of length 1
+    repeating its element), with every view made of `lengths`' rank and given stride 0 along an axis
+    it repeats: the strides are computed once, before the loop (C statements into w.lines), instead of
+    a test per element and axis (`Broadcast.at`), which the compiler unswitches into a copy of the
+    loop per test. An outer product stays a Broadcast."""
+    if isinstance(expr, View):
+        if expr.lengths == lengths:
+            return expr
+        strides = [BROADCAST_STRIDE] * (len(lengths) - len(expr.lengths))
+        for n, s in zip(expr.lengths, expr.strides):
+            if s == BROADCAST_STRIDE:
+                strides.append(s)
+                continue
+            stride = w.var("b")
+            w.lines.append(f"int64_t {stride} = {n} == 1 ? 0 : {s};")
+            strides.append(stride)
+        return View(expr.data, lengths, tuple(strides), expr.base, expr.dtype)
+    if isinstance(expr, Broadcast):  # an axis of length 1 of the inner value repeats whatever the nesting
+        return spread(expr.inner, lengths, w)
+    if isinstance(expr, Elementwise):
+        operands = tuple(spread(o, lengths, w) if isinstance(o, VECTORS) else o for o in expr.operands)
+        if operands == expr.operands and expr.lengths == lengths:
+            return expr
+        return replace(expr, operands=operands, lengths=lengths)
+    if isinstance(expr, Outer) and expr.lengths != lengths:
+        return Broadcast(expr, lengths)
+    return expr
 
 
 def int_list(values: tuple[str, ...]) -> str:
     return f"(const int64_t[]){{{', '.join(values)}}}"
+
+
+def temp_slot(k: int) -> str:
+    """The C lvalue of the loop function's k-th temporary buffer (a View's base)."""
+    return f"{TEMP_SLOTS}[{k}]"
+
+
+def may_share(a: View, b: View) -> bool:
+    """Whether two views can share memory, as far as the code generator knows: views of one base may,
+    and so may views of two arguments (the caller can pass one array twice, or views of one); a
+    temporary buffer is the function's own malloc, so it shares no byte with an argument or with another
+    temporary. (The run-time test, `hazard`, decides the cases left.)"""
+    if a.base == b.base:
+        return True
+    return not (a.base.startswith(TEMP_SLOTS + "[") or b.base.startswith(TEMP_SLOTS + "["))
 
 
 def hazard(a: View, b: View) -> str:

@@ -23,8 +23,8 @@ from .blas import numpy_ddot
 from .emitters import C_TYPES
 from .loop_dtypes import ITEM_SIZES, compares_floats, constant, loop_dtype, raises_flags, refuse_ufunc
 from .loop_reductions import axis_reduce, sums_where_stored
-from .loop_exprs import (BROADCAST_STRIDE, VECTORS, Broadcast, Elementwise, Outer, View, hazard, loop_nest, substitute, unit_strides,
-                         walking_views)
+from .loop_exprs import (BROADCAST_STRIDE, IVDEP_MACRO, TEMP_SLOTS, VECTORS, Broadcast, Elementwise, Outer, View, hazard,
+                         loop_nest, may_share, spread, substitute, temp_slot, unit_strides, walking_views)
 from .tiles import NumpyLoop
 from .ufunc_loops import loop_symbol, numpy_loop
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 VEC = "vec"  # kind of an array value (a view or an expression of views) in the C code
 
 # C helpers of the generated module (after loop_codegen.LOOP_HEAD); DYN_BLAS_INT is set per BLAS
-VECTOR_HELPERS = """#include <math.h>
+VECTOR_HELPERS = IVDEP_MACRO + """#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 typedef double (*dyn_ddot_fn)(dyn_blas_int, const double *, dyn_blas_int, const double *, dyn_blas_int);
@@ -447,14 +447,16 @@ class Vectors:
             count = w.var("k")
             value = expr.at(idx) if fill == "" else fill
             w.lines.append(f"int64_t {count} = 0;")
-            w.lines.append(loop_nest(idx, expr.lengths, f"(({C_TYPES[view.dtype]} *){view.data})[{count}++] = {value};"))
+            # the buffer is new: nothing the expression reads is in it
+            w.lines.append(loop_nest(idx, expr.lengths, f"(({C_TYPES[view.dtype]} *){view.data})[{count}++] = {value};",
+                                     True))
         return view
 
     def allocate(self, lengths: tuple[str, ...], dtype: str = "f8") -> View:
         """A temporary buffer of these lengths and dtype in C order (the function's, grown as needed,
         freed at exit; its values are whatever it held): a View of it."""
         w = self.w
-        slot = f"dyn_tmp[{self.temps}]"
+        slot = temp_slot(self.temps)
         cap = f"dyn_cap[{self.temps}]"
         self.temps += 1
         total, data = w.var("n"), w.var("p")
@@ -492,13 +494,14 @@ class Vectors:
                 if r != t:
                     w.lines.append(f"if ({r} != {t} && {r} != 1) {{ ints[0] = {t}; ints[1] = {r}; goto shape; }}")
             rhs, copies = self.snapshot(target, rhs)
-            spread = rhs if rhs.lengths == target.lengths else Broadcast(rhs, target.lengths)
-            walking = dict.fromkeys(v for v in [target, *walking_views(spread)] if v.strides[-1] != BROADCAST_STRIDE)
+            spread_rhs = spread(rhs, target.lengths, w)
+            walking = dict.fromkeys(v for v in [target, *walking_views(spread_rhs)] if v.strides[-1] != BROADCAST_STRIDE)
             unit = " && ".join(f"{v.strides[-1]} == {ITEM_SIZES[v.dtype]}" for v in walking)
+            # after snapshot() every view read is disjoint from the target or read element for element
             w.lines.append(f"if ({unit}) {{")
-            w.lines.append(f"    {loop_nest(idx, target.lengths, assign(unit_strides(target), unit_strides(spread).at(idx)))}")
+            w.lines.append(f"    {loop_nest(idx, target.lengths, assign(unit_strides(target), unit_strides(spread_rhs).at(idx)), True)}")
             w.lines.append("} else {")
-            w.lines.append(f"    {loop_nest(idx, target.lengths, assign(target, spread.at(idx)))}")
+            w.lines.append(f"    {loop_nest(idx, target.lengths, assign(target, spread_rhs.at(idx)), True)}")
             w.lines.append("}" + (f" free({copies});" if copies else ""))
         w.wrote(target.base)
         self.epoch += 1
@@ -509,7 +512,7 @@ class Vectors:
         ufuncs and setitem copy such inputs first (only the overlapping inputs are copied: floyd_warshall's
         row and column of k, not the whole expression). Returns (rhs, the C variable of the copies'
         buffer, to free after the store; None where no view can overlap)."""
-        views = [v for v in dict.fromkeys(rhs.views()) if v != target]
+        views = [v for v in dict.fromkeys(rhs.views()) if v != target and may_share(target, v)]
         if not views:
             return rhs, None
         w = self.w
@@ -534,7 +537,7 @@ class Vectors:
             contiguous = [f"{strides[-1]} = {ITEM_SIZES[v.dtype]};"] + [
                 f"{strides[k]} = {strides[k + 1]} * {v.lengths[k + 1]};" for k in reversed(range(len(v.lengths) - 1))]
             w.lines.append(f"if ({flag}) {{ int64_t {count} = 0; {data} = {buffer} + {offset}; "
-                           + loop_nest(inner, v.lengths, f"(({ctype} *){data})[{count}++] = {v.at(inner)};")
+                           + loop_nest(inner, v.lengths, f"(({ctype} *){data})[{count}++] = {v.at(inner)};", True)
                            + f" {offset} += {count} * {ITEM_SIZES[v.dtype]}; {' '.join(contiguous)} }}")
             copies[v] = View(data, v.lengths, strides, v.base, v.dtype)
         return substitute(rhs, copies), buffer
@@ -713,8 +716,8 @@ class Vectors:
         """C code of the function's temporary buffers: (declarations, what frees them at exit)."""
         if not self.temps:
             return "", ""
-        return (f"    double *dyn_tmp[{self.temps}] = {{0}}; int64_t dyn_cap[{self.temps}] = {{0}};\n",
-                f"    for (int k = 0; k < {self.temps}; k++) free(dyn_tmp[k]);\n")
+        return (f"    double *{TEMP_SLOTS}[{self.temps}] = {{0}}; int64_t dyn_cap[{self.temps}] = {{0}};\n",
+                f"    for (int k = 0; k < {self.temps}; k++) free({TEMP_SLOTS}[k]);\n")
 
 
 def evaluates_where_stored(target: Any) -> bool:
