@@ -319,6 +319,7 @@ class OutputGraph:
             if isinstance(getattr(source, "meta", {}).get("val"), (tuple, list)):
                 continue  # one item of a multi-output result (q, r = np.linalg.qr(a))
             node.meta["impure"] = True
+            node.meta["unread_work"] = True   # kept for its errors and warnings: it writes nothing
             live.add(node)
 
     def install_size_guards(self) -> None:

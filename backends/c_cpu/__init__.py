@@ -186,7 +186,8 @@ class CBackend:
 
         def get() -> dict[str, Any]:
             if not made:
-                sources = [KernelWriter(k, program.buffers, sizes, checked=True, op_origins=program.op_origins).write()
+                sources = [KernelWriter(k, program.buffers, sizes, checked=True,
+                                        op_origins=program.origins_in(k)).write()
                            for k in program.kernels]
                 module, _ = self.load(module_source(sources, checked=True), tc, sources)
                 for s in sources:

@@ -16,7 +16,8 @@ import sympy
 from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, walk
 from ..kernel_ir.exprs import format_expr, is_index_var, reduction_identity, substitute
 from ..kernel_ir.values import is_symbolic
-from .emitters import EMITTERS, QUIET_OPS, c_type, dtype_key, literal, storage_type, unsigned_of, uses_numpy_loop
+from .emitters import (EMITTERS, QUIET_OPS, c_type, dtype_key, ignores_operand, literal, storage_type, unsigned_of,
+                       uses_numpy_loop)
 from .pairwise import last_axis_inputs, pairwise_kind, write_sum
 from .tiles import NumpyLoop, TiledLevel, numpy_loop_of
 
@@ -263,6 +264,8 @@ class KernelWriter:
             args = [self.operand(a) for a in e.args]
             if e.name == "where" and not self.checked:
                 self.keep_unselected(e, indent)
+            elif len(e.args) == 2 and not self.checked:
+                self.keep_ignored(e, indent)
             text = EMITTERS[e.name](args, [a.dtype for a in e.args], e.dtype)
             self.names[id(e)] = self.emit(c_type(e.dtype), text, indent)
             if self.checked:
@@ -286,6 +289,22 @@ class KernelWriter:
                 if loads and all(x.index.has(sympy.Min, sympy.Max) for x in loads):
                     continue
                 self.lines.append(f"{indent}DYN_KEEP({self.operand(a)});")
+
+    def keep_ignored(self, e: Op, indent: str) -> None:
+        """A binary op whose constant operand fixes its value (`False & (b != a / 0.0)`, fuzz seed 1072985):
+        the C compiler folds it and drops the float ops only the other operand read, which NumPy runs
+        (and whose flags it reports). That operand is pinned as computed when float ops that may raise
+        a flag are under it (the operand itself: it is in scope where the op is, values under it may
+        be in a tile loop's earlier pass, fuzz seed 1100513)."""
+        for position, constant in enumerate(e.args):
+            other = e.args[1 - position]
+            if not isinstance(constant, Const) or not isinstance(other, (Op, Reduce)) or not ignores_operand(
+                    e.name, constant.value, constant.dtype, position, other.dtype, e.dtype):
+                continue
+            if any(isinstance(x, (Op, Reduce)) and x.dtype.kind == "f" and getattr(x, "name", "") not in QUIET_OPS
+                   for x in walk([other])):
+                keep = "DYN_KEEP" if other.dtype.kind == "f" else "DYN_KEEP_ANY"
+                self.lines.append(f"{indent}{keep}({self.operand(other)});")
 
     def numpy_call(self, e: Op, indent: str) -> None:
         """NumPy's loop for one value (a call with one element: values outside a tiled loop)."""
@@ -638,6 +657,7 @@ CALL_MACROS = r"""
 #else
 #define DYN_KEEP(v) __asm__ volatile("" : : "g"(v))
 #endif
+#define DYN_KEEP_ANY(v) __asm__ volatile("" : : "g"(v))
 #define DYN_NP_CALL1(fn, a, out) do { char *args_[2] = {(char *)&(a), (char *)&(out)}; \
     const intptr_t n_ = 1, steps_[2] = {0, 0}; fpflags |= fetestexcept(DYN_FLAGS); \
     fn(args_, &n_, steps_, fn##_data); } while (0)

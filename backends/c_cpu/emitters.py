@@ -264,6 +264,37 @@ QUIET_OPS = frozenset({"where", "maximum", "minimum", "less", "less_equal", "gre
                        "logical_not", "positive", "absolute", "negative", "sign"})
 
 
+def _samples(dtype: np.dtype) -> np.ndarray:
+    """Values of `dtype` that tell a function of them from a constant: zero, ones, the extremes, NaN."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return np.array([False, True])
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.array(sorted({0, 1, 2, 3, info.max, info.min, max(info.min, -1), info.max // 2}), dtype=dtype)
+    return np.array([0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan], dtype=dtype)
+
+
+def ignores_operand(name: str, constant: object, constant_dtype: np.dtype, constant_position: int, other: np.dtype,
+                    out: np.dtype) -> bool:
+    """Whether binary op `name` with `constant` as its operand at `constant_position` gives one value
+    whatever its other operand: the C compiler folds it (`false & x` is false, `x << 99` is 0) and
+    drops the float ops only that operand read, with their flags (fuzz seed 1072985)."""
+    ufunc = getattr(np, name, None)
+    if not isinstance(ufunc, np.ufunc) or ufunc.nin != 2:
+        return False
+    others = _samples(other)
+    try:
+        fixed = np.full(others.shape, constant, dtype=constant_dtype)
+        pair = (fixed, others) if constant_position == 0 else (others, fixed)
+        with np.errstate(all="ignore"):
+            results = np.asarray(ufunc(*pair)).astype(out)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    first = results[:1].tobytes()
+    return all(results[k:k + 1].tobytes() == first for k in range(1, len(results)))
+
+
 def uses_numpy_loop(name: str, arg_dtypes: Sequence[np.dtype], out: np.dtype) -> bool:
     """Whether the C code calls NumPy's own loop for this op (no exact C expression for its bits)."""
     if name not in EMITTERS:

@@ -154,7 +154,7 @@ class Lowerer:
         self.position = {n: k for k, n in enumerate(self.graph.nodes)}
         self.current: Node | None = None
         self._reduce_vars: dict[tuple[Any, ...], sympy.Symbol] = {}
-        self.op_origins: dict[Expr, list[int]] = {}
+        self.op_origins: dict[Expr, list[tuple[int, int]]] = {}   # (node position, steps made before it)
         self._depth = 0
         self._kernel_count = 0
 
@@ -191,8 +191,9 @@ class Lowerer:
                 output = self.lower_output(node)
             else:
                 self.lower_node(node)
-        origins = {e: tuple(ps) for e, ps in self.op_origins.items()}
-        return Program(self.buffers, self.steps, self.placeholders, output, self.fallbacks, self.constants, origins)
+        origins = {e: tuple(p for p, _ in ps) for e, ps in self.op_origins.items()}
+        return Program(self.buffers, self.steps, self.placeholders, output, self.fallbacks, self.constants, origins,
+                       {e: tuple(ps) for e, ps in self.op_origins.items()})
 
     def lower_placeholder(self, node: Node, example: Any) -> None:
         self.placeholders.append(node.name)
@@ -293,7 +294,7 @@ class Lowerer:
             v = self.env.get(self.root.get(n, n))
             if isinstance(v, TensorValue) and v.ndim == value.ndim and v.shape == value.shape and v.at(xs) is top:
                 return
-        self.op_origins.setdefault(top, []).append(self.position[node])
+        self.op_origins.setdefault(top, []).append((self.position[node], len(self.steps)))
 
     def chain_depth(self, node: Node, value: TensorValue) -> int:
         """How many lazy values deep `value` is (stored values count 0): kept in its notes."""
@@ -540,8 +541,10 @@ class Lowerer:
         return name
 
     def mutated_buffers(self, node: Node) -> set[str]:
-        """Buffers a NumPy step may write: those under every array argument when the node is impure."""
-        if not node.is_impure():
+        """Buffers a NumPy step may write: those under every array argument when the node is impure (not
+        only kept as unread work: taken for a write, each of 600 unread `np.array(list(v))` lowered every
+        view before it again, 10 s of compiling, fuzz seed 2023150)."""
+        if not node.is_impure() or node.meta.get("unread_work"):
             return set()
         found: set[str] = set()
         for arg in node.all_input_nodes:

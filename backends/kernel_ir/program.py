@@ -10,7 +10,7 @@ from typing import Any
 import sympy
 
 from ...fx_ir import map_aggregate
-from .exprs import Expr, Reduce, format_expr, walk
+from .exprs import Expr, Reduce, format_expr, loads, walk
 from .values import Buffer
 
 
@@ -109,10 +109,39 @@ class Program:
     # the graph nodes (positions) whose op each Op expression computes: identical nodes are one
     # interned expression, and NumPy warns once per node whose op raised a flag
     op_origins: dict[Expr, tuple[int, ...]] = field(default_factory=dict)
+    # the same with, for each node, how many steps came before it: an expression loads buffers by name, so
+    # one interned expression may stand for nodes with a write into what it loads between them
+    op_origin_steps: dict[Expr, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
     @property
     def kernels(self) -> list[Kernel]:
         return [s for s in self.steps if isinstance(s, Kernel)]
+
+    def origins_in(self, kernel: Kernel) -> dict[Expr, tuple[int, ...]]:
+        """op_origins as `kernel` computes them: of the nodes of one expression, those that saw the buffers
+        it loads as the kernel sees them (no step writing one of them between). An unrolled loop's
+        `np.mod(c, a)` after each `a[a < x] = y` is one expression computed by three kernels, each for
+        one node: reported for all three by each kernel, NumPy's two warnings became three (fuzz seed
+        1074276). Where none fits, every node (as before)."""
+        at = next(k for k, step in enumerate(self.steps) if step is kernel)
+        writers = [set(step.writes()) if isinstance(step, Kernel) else set(step.mutates) for step in self.steps]
+        found: dict[Expr, tuple[int, ...]] = {}
+        for expr, records in self.op_origin_steps.items():
+            if len(records) < 2:
+                found[expr] = self.op_origins[expr]
+                continue
+            read = sorted({load.buffer for load in loads([expr])})
+            seen = self._versions(read, writers, at)
+            found[expr] = tuple(p for p, count in records
+                                if self._versions(read, writers, count) == seen) or self.op_origins[expr]
+        return found
+
+    def _versions(self, names: list[str], writers: list[set[str]], count: int) -> tuple[int, ...]:
+        """How many times each buffer was written by the first `count` steps. An input's first version is
+        the caller's; a temporary's is its first write, which may come after a node that reads it lazily
+        (its kernel not made yet)."""
+        return tuple(max(1, (name in self.placeholders) + sum(1 for w in writers[:count] if name in w))
+                     for name in names)
 
     def names_used(self) -> set[str]:
         """The values some step reads or writes, or the output hands back (an input absent from it,

@@ -168,6 +168,11 @@ class KernelWriter:
     def value(self, e: Expr) -> str:
         if id(e) in self.names:
             return self.names[id(e)]
+        if isinstance(e, Op):
+            # operands first, in a loop: an np.stack of 600 pieces nests 600 wheres, past Python's
+            # recursion limit through op() (fuzz seed 2045050)
+            for x in self.operands_first(e):
+                self.value(x)
         if isinstance(e, Const):
             out = self.emit(f"tl.full({self.shape(set())}, {_literal(e.value, e.dtype)}, {tl_dtype(e.dtype)})")
         elif isinstance(e, Load):
@@ -182,6 +187,25 @@ class KernelWriter:
             raise NotImplementedError(type(e).__name__)
         self.names[id(e)] = out
         return out
+
+    def operands_first(self, e: Op) -> list[Expr]:
+        """The ops, loads and reductions under `e` not named yet, each after its operands (not into
+        reductions, whose bodies may belong in a loop of their own; constants may print as literals)."""
+        order: list[Expr] = []
+        seen: set[int] = set()
+        stack: list[tuple[Expr, bool]] = [(a, False) for a in reversed(e.args)]
+        while stack:
+            x, expanded = stack.pop()
+            if expanded:
+                order.append(x)
+                continue
+            if id(x) in seen or id(x) in self.names or isinstance(x, Const):
+                continue
+            seen.add(id(x))
+            stack.append((x, True))
+            if isinstance(x, Op):
+                stack.extend((a, False) for a in reversed(x.args))
+        return order
 
     def operand(self, e: Expr, op: str, siblings: tuple[Expr, ...]) -> str:
         """Constants print as literals where a tensor sibling of the same dtype types them."""
@@ -266,6 +290,10 @@ class KernelWriter:
         axis = self.k.var_axis[r.var]
         kw = f"axis={axis}, keep_dims=True"
         if r.kind == "sum":
+            if r.dtype.kind in "iu" and r.dtype.itemsize < 4:
+                # tl.sum adds narrow integers as 32-bit ones; NumPy's sum wraps around in the narrow type
+                # (fuzz seed 2029040: an int8 matmul's 223 is -33 in NumPy)
+                return f"tl.sum({body}, {kw}).to({tl_dtype(r.dtype)})"
             return f"tl.sum({body}, {kw})"
         if r.kind == "prod":
             return f"tl.reduce({body}, {axis}, _prod, keep_dims=True)"

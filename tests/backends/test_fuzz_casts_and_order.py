@@ -76,6 +76,31 @@ def floor_divide_in_place_through_float64(a):
     return v
 
 
+def float_ops_under_a_constant_result(a, b):
+    # fuzz seed 1072985, backend c: `False & x` and `True | x` are constant whatever x is; the C compiler
+    # folded them and dropped the division and the square root only x read, with their warnings
+    v = -0.0 <= a / np.zeros_like(a)
+    w = np.logical_or(True, np.sqrt(b) > 0)
+    return (False & (b != v)) ^ w ^ (np.left_shift(np.int64(1) - (a / b < 3), 70) > 0)
+
+
+def comparison_with_nan_of_a_numpy_loops_value(a, s):
+    # fuzz seed 1100513, backend c: `v > nan` is False whatever v is; the pin that keeps the float ops under
+    # v named the cast before np.log's tile loop, out of scope where the comparison is (a C compile error)
+    v = np.log(a)
+    v[v > float("nan")] = s
+    return v
+
+
+def remainder_after_each_write_of_an_unrolled_loop(a):
+    # fuzz seed 1074276, backend c: the three `np.mod(1e-300, a)` are one kernel IR expression (it loads `a`
+    # by name), computed by three kernels between the writes; each reported the flag for all three nodes
+    for x in a:
+        a[a < x] = True
+        np.mod(1e-300, a)
+    return np.asarray(x)   # x read after the loop, as in the fuzzed program (without it, no failure)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("program, make_args, expected_warnings", [
     (floor_divide_in_place_through_float64, lambda: (np.array([[0.9, -np.inf, 2.5]], np.float32),),
@@ -91,6 +116,13 @@ def floor_divide_in_place_through_float64(a):
       "invalid value encountered in reciprocal"]),
     (dead_remainder_then_infinite_fill, lambda: (np.array([[0, 1], [2, 3]], np.int32),),
      ["divide by zero encountered in remainder", "invalid value encountered in cast"]),
+    (comparison_with_nan_of_a_numpy_loops_value, lambda: (np.array([0, 2, 6, 4]), 1.5),
+     ["divide by zero encountered in log"]),
+    (remainder_after_each_write_of_an_unrolled_loop, lambda: (np.array([False, False, True]),),
+     ["invalid value encountered in remainder"] * 2),
+    (float_ops_under_a_constant_result, lambda: (np.array([1.0, 0.0, 2.0]), np.array([-1.0, 0.0, 4.0])),
+     ["divide by zero encountered in divide", "invalid value encountered in divide",
+      "invalid value encountered in sqrt", "invalid value encountered in divide"]),
 ])
 def test_warnings_come_in_numpys_order(backend, program, make_args, expected_warnings):
     dynamo.reset()
@@ -174,3 +206,39 @@ def test_clip_compares_in_the_result_type(backend):
     for low in (np.array([41, -5], np.int32), np.array([-3, 69000], np.int32)):
         a = np.array([[-0.01], [-2.27]], np.float16)
         assert observed_all(compiled, a, low) == observed_all(float16_clipped_by_int32_bounds, a, low)
+
+
+def narrow_integer_product_then_float16_power(a):
+    # fuzz seed 2029040, backend triton: tl.sum adds int8 products as int32, so the int8 matmul's 223 (-33 in
+    # NumPy, which wraps around) reached exp2 as 223: inf for NumPy's 0
+    return np.exp2(np.matmul(a, a.T))
+
+
+def float16_spread_past_its_range(a):
+    # fuzz seed 2029861, backend triton: NumPy's var and std of float16 keep each step in float16, so a sum of
+    # squares past 65504 is inf; lowered in float32 throughout, the std came out 119.4
+    return a.std(axis=1), a.var(axis=1)
+
+
+def stack_of_many_pieces(a):
+    # fuzz seed 2045050, backend triton: np.stack of 600 pieces nests 600 wheres, which the Triton writer
+    # followed by recursion (RecursionError compiling the graph)
+    return np.stack([a] * 400)
+
+
+@pytest.mark.parametrize("backend", [*BACKENDS, "triton"])
+@pytest.mark.parametrize("program, make_args", [
+    (narrow_integer_product_then_float16_power, lambda: (np.array([[9, 5, 9, 6], [1, -2, 3, 0]], np.int8),)),
+    (float16_spread_past_its_range, lambda: (np.array([[0.34, 298.5, 1.53, -0.83, -0.54], [0.28, 0.72, 2.5, 0.84, -2.48]],
+                                                      np.float16),)),
+    (stack_of_many_pieces, lambda: (np.arange(5.0),)),
+])
+def test_narrow_dtypes_and_deep_values_as_numpy(backend, program, make_args):
+    if backend == "triton" and importlib.util.find_spec("triton") is None:
+        pytest.skip("triton is not installed")
+    dynamo.reset()
+    compiled = dynamo.compile(program, backend=backend)
+    got, expected = observed_all(compiled, *make_args()), observed_all(program, *make_args())
+    if backend == "triton":   # Triton's kernels raise no floating-point flags: a documented limitation
+        got, expected = got[0], expected[0]
+    assert got == expected
