@@ -141,6 +141,30 @@ def to_code(bytecode: Bytecode, stacksize: int | None = None, *,
     return code
 
 
+def seed_tables(code: types.CodeType) -> tuple[_Table, _Table]:
+    """The constants and names tables `code` was assembled with, for to_code_seeded."""
+    consts, names = _Table(_concrete.const_key), _Table()
+    for value in code.co_consts:
+        consts.add(value)
+    for name in code.co_names:
+        names.add(name)
+    return consts, names
+
+
+def to_code_seeded(bytecode: Bytecode, stacksize: int, tables: tuple[_Table, _Table],
+                   varnames: tuple) -> types.CodeType | None:
+    """Straight-line `bytecode` (no jumps, no try blocks) assembled with its tables starting
+    as `tables` (seed_tables) and (after its arguments) `varnames`: the start of a code whose
+    other bytes were assembled with those tables. None where this module cannot."""
+    if _MISSING is not None:
+        return None
+    try:
+        code, split_pairs = _assemble(bytecode, stacksize, (tables[0], tables[1], varnames))
+    except _Unhandled:
+        return None
+    return None if split_pairs else code
+
+
 def _package_to_code(bytecode: Bytecode, stacksize: int) -> types.CodeType:
     """The package's assembly, with 3.13's instructions on two locals split in two first: it packs
     their two indices in 4 bits each without checking that they fit (local 16 reads as local 0)."""
@@ -175,6 +199,11 @@ class _Table:
         self.index: dict = {}
         self.key = key
 
+    def copy(self) -> "_Table":
+        made = _Table(self.key)
+        made.items, made.index = list(self.items), dict(self.index)
+        return made
+
     def add(self, value: Any) -> int:
         key = value if self.key is None else self.key(value)
         found = self.index.get(key)
@@ -194,17 +223,26 @@ def _compare(mine: types.CodeType, theirs: types.CodeType) -> None:
             raise AssertionError(f"dynamo.assembler: {name} of {mine.co_qualname} differs: {a!r} != {b!r}")
 
 
-def _assemble(bytecode: Bytecode, stacksize: int) -> tuple[types.CodeType, bool]:
+def _assemble(bytecode: Bytecode, stacksize: int, seed: tuple[_Table, _Table, tuple] | None = None
+              ) -> tuple[types.CodeType, bool]:
     """The code object, and whether an instruction on two locals was split in two (its locals'
-    indices did not fit in 4 bits each)."""
+    indices did not fit in 4 bits each). `seed`: (consts, names, varnames) that the tables start
+    with (the varnames after the arguments), as code that other bytes will follow expects them."""
     const_key = _concrete.const_key  # as the package looks it up: bytecode_compat replaces it
-    consts, names, varnames = _Table(const_key), _Table(), _Table()
+    if seed is None:
+        consts, names = _Table(const_key), _Table()
+    else:
+        consts, names = seed[0].copy(), seed[1].copy()
+    varnames = _Table()
     add_const, add_name, add_varname = consts.add, names.add, varnames.add
 
     if bytecode.docstring is not UNSET:
         add_const(bytecode.docstring)
     for name in bytecode.argnames:
         add_varname(name)
+    if seed is not None:
+        for name in seed[2]:
+            add_varname(name)
     cellvars = list(bytecode.cellvars)
     freevars = list(bytecode.freevars)
 

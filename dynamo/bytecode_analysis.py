@@ -8,6 +8,7 @@ import dis
 import types
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import compress
 
 from bytecode import Bytecode, CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
 
@@ -129,6 +130,7 @@ _assembled_from: dict[types.CodeType, Bytecode] = {}
 # resume code -> (the code its body is copied from, index shift of that body, its prologue length)
 _derived_from: dict[types.CodeType, tuple[types.CodeType, int, int]] = {}
 _CACHE = dis.opmap["CACHE"]
+_NOT_CACHE = bytes(0 if opcode == _CACHE else 1 for opcode in range(256))  # bytes.translate: 1 for an instruction
 
 
 def derived_from(code: types.CodeType, original: types.CodeType, shift: int, prologue: int) -> None:
@@ -185,6 +187,33 @@ def item_starts(code: types.CodeType) -> tuple[Bytecode, list[int], list[tuple[T
     return source, found[0], found[1]
 
 
+def exception_entries(code: types.CodeType) -> list[tuple[int, int, int, int]]:
+    """The entries of code's exception table: (start, end, handler) in code units and the stack
+    depth to unwind to, shifted left by one, with lasti (whether the handler gets the offset of the
+    instruction that raised) in the low bit."""
+    table = code.co_exceptiontable
+    entries = []
+    position = 0
+
+    def number() -> int:
+        nonlocal position
+        byte = table[position]
+        value = byte & 63
+        position += 1
+        while byte & 64:
+            byte = table[position]
+            value = (value << 6) | (byte & 63)
+            position += 1
+        return value
+
+    while position < len(table):
+        start = number()
+        length = number()
+        handler = number()
+        entries.append((start, start + length, handler, number()))
+    return entries
+
+
 @lru_cache(maxsize=64)
 def analyze(code: types.CodeType) -> CodeFacts:
     instructions: list[Instr] = []
@@ -192,7 +221,11 @@ def analyze(code: types.CodeType) -> CodeFacts:
     pending_handlers: list[Label] = []
     covered: dict[int, Label] = {}
     for item in list.__iter__(_parsed(code)):  # (a Bytecode's own __iter__ checks every item)
-        if isinstance(item, Label):
+        if type(item) is Instr:  # (most items: the isinstance chain below is for the rest)
+            if pending_handlers:
+                covered[len(instructions)] = pending_handlers[-1]
+            instructions.append(item)
+        elif isinstance(item, Label):
             label_index[item] = len(instructions)
         elif isinstance(item, TryBegin):
             pending_handlers.append(item.target)
@@ -205,7 +238,7 @@ def analyze(code: types.CodeType) -> CodeFacts:
             instructions.append(item)
     # every code unit but the inline caches starts an instruction, as dis lists them
     co_code = code.co_code
-    offsets = [offset for offset in range(0, len(co_code), 2) if co_code[offset] != _CACHE]
+    offsets = list(compress(range(0, len(co_code), 2), co_code[::2].translate(_NOT_CACHE)))
     if len(offsets) != len(instructions):  # never expected; offsets are only used for names
         offsets = list(range(0, 2 * len(instructions), 2))
     facts = CodeFacts(instructions, label_index, offsets, cells=frozenset(code.co_cellvars))
@@ -213,10 +246,10 @@ def analyze(code: types.CodeType) -> CodeFacts:
         facts.read_by_calls = frozenset(code.co_varnames) - facts.cells
         facts.reads_frame = True  # even with no locals: a transformed frame's own would show
     facts.handler = {index: label_index[label] for index, label in covered.items() if label in label_index}
-    index_at = {offset: index for index, offset in enumerate(offsets)}
-    for entry in getattr(dis.Bytecode(code), "exception_entries", ()):
-        if entry.target in index_at:  # the handler starts with the exception (and lasti) pushed
-            facts.handler_depth[index_at[entry.target]] = entry.depth + int(entry.lasti) + 1
+    index_at = dict(zip(offsets, range(len(offsets))))
+    for _, _, target, depth_lasti in exception_entries(code):
+        if 2 * target in index_at:  # the handler starts with the exception (and lasti) pushed
+            facts.handler_depth[index_at[2 * target]] = (depth_lasti >> 1) + (depth_lasti & 1) + 1
     user_handlers = {target for target in facts.handler.values()
                      if target < len(instructions) and instructions[target].name == "PUSH_EXC_INFO"}
     # a handler of one instruction that a user's handler covers (resume.unbound_cell_read) is

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from bytecode import CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
 
-from . import assembler
+from . import assembler, resume_splice
 from . import bytecode_compat as compat
 from .bytecode_analysis import analyze, assembled_from, bytecode_of, derived_from, item_starts
 from .resume_origins import PythonRegion, ResumeOrigin, origin_of, origins as _origins, region_codes as _region_codes
@@ -140,7 +140,22 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
         resumed.flags &= ~inspect.CO_NESTED
     # the body is the original's, at the same depths; the prologue pushes what the original had
     # (+ 3: a handler of unbound_cell_read calls UnboundLocalError above the depth it unwinds to)
-    result = assembler.to_code(resumed, stacksize=original.co_stacksize + 3, compute_exception_stack_depths=False)
+    stacksize = original.co_stacksize + 3
+
+    def assemble() -> types.CodeType:
+        return assembler.to_code(resumed, stacksize=stacksize, compute_exception_stack_depths=False)
+
+    result = None
+    if not original.co_cellvars and not after_yield:  # the body's bytes as assembled once (resume_splice)
+        start = _prologue_length(facts)
+        body_bytes = resume_splice.body_of(original, list.__getitem__(source, slice(starts[start], None)), start,
+                                           len(facts.instructions) - start, stacksize)
+        if body_bytes is not None:
+            result = resume_splice.splice(body_bytes, cut, target, prologue[:-1], lineno, resumed, stacksize)
+            if result is not None:
+                result = resume_splice.checked(result, assemble)
+    if result is None:
+        result = assemble()
     assembled_from(result, resumed)
     _cache[key] = result
     # the new prologue replaces the original's and the dead code before `cut`
@@ -357,6 +372,7 @@ def _prologue_length(facts) -> int:
 
 def clear_cache() -> None:
     _cache.clear()
+    resume_splice.clear_cache()
     _origins.clear()
     _regions.clear()
     _region_codes.clear()
