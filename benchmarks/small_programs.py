@@ -397,11 +397,16 @@ PROGRAMS = [game_of_life, mandelbrot, gray_scott, gray_scott_globals, particles,
 # ---- measuring --------------------------------------------------------------------------------------
 
 def compiles_per_code(callback, start: int, fn) -> Counter:
-    """Compiled versions made since `start`, per code object of fn (its resume functions included)."""
+    """Compiled versions made since `start`, per code object of fn (its resume functions included);
+    not the entries that run the original code where a varying dimension is 0 or 1 long (no trace)."""
+    from dynamo.exc import Category
+
     counts: Counter = Counter()
-    for code, _ in callback.compiled_frames[start:]:
+    for code, frame in callback.compiled_frames[start:]:
+        if getattr(frame.fallback_reason, "category", None) == Category.SMALL_VARYING_SIZE:
+            continue
         if code.co_filename == fn.__code__.co_filename and code.co_qualname.startswith(fn.__code__.co_qualname):
-            counts[code.co_qualname] += 1
+            counts[code] += 1  # (two resume functions at one line share a qualified name)
     return counts
 
 
@@ -476,7 +481,7 @@ def main() -> None:
           f"a function compiled more than twice: {', '.join(many) or 'none'}")
     print("plain, compiled: process CPU time per call, median of the interleaved rounds; speed: median over "
           "rounds of plain / compiled in that round; "
-          "max/fn: most versions of one code object (its resume functions counted apart); "
+          "max/fn: most versions of one code object (each resume function counted apart); "
           "gave up: frames that stopped recompiling for new values and run their original code; "
           "dropped: compiled versions that timed turns found slower than the original")
 

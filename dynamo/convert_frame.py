@@ -442,6 +442,8 @@ class ConvertFrame:
     def compile_frame(self, frame: Any) -> CompiledFrame:
         """Trace the frame into a graph; when something cannot be captured, fall back to the
         frame's own code (guarded on argument types, so the same inputs do not retrace)."""
+        from .shapes.env import SmallVaryingSize
+
         try:
             try:
                 # imported here, inside the fallback: the compiler's first frame may come while a
@@ -452,7 +454,9 @@ class ConvertFrame:
                 remembered = self.over_budget.get(frame.f_code)
                 if remembered is not None and not self.fullgraph:
                     return self.fallback(frame, remembered)  # it ran past the budget before: not traced again
-                with policy_scope(ShapePolicy(self.dynamic, self.shape_state, frame.f_code)):
+                policy = ShapePolicy(self.dynamic, self.shape_state, frame.f_code,
+                                     small_sizes_run_original=not self.fullgraph)
+                with policy_scope(policy):
                     return trace_frame(frame, self.backend, self.backend_name, self.fullgraph, self.over_budget)
             except DynamoError:
                 raise
@@ -460,6 +464,8 @@ class ConvertFrame:
                 code = frame.f_code
                 where = SourceLocation(code.co_filename, code.co_firstlineno, code.co_name)
                 raise InternalCompilerError(error, code.co_qualname, where) from error
+        except SmallVaryingSize as small:
+            return self.runs_original_for(frame, small)
         except Unsupported as reason:
             if self.fullgraph:
                 raise
@@ -489,6 +495,22 @@ class ConvertFrame:
         unhooked = bool(_OBJECT_OBSERVERS.intersection(_names_used(frame.f_code)))
         return CompiledFrame(guards, flatten_signature(frame.f_code), fallback_reason=detached(reason),
                              loops=list(getattr(reason, "loop_notes", ())), unhooked=unhooked)
+
+    def runs_original_for(self, frame: Any, small: Any) -> CompiledFrame:
+        """The entry for inputs where a dimension that varies is 0 or 1 long (shapes.env.SmallVaryingSize):
+        the original code runs, under the guards the trace had made up to that array and its shape."""
+        from .guards import GuardKind, GuardSet
+        from .sources import AttrSource
+
+        guards = GuardSet()
+        for guard in small.guards:
+            guards.add(guard.source, guard.kind, guard.value)
+        guards.add(AttrSource(small.source, "shape"), GuardKind.EQUALS, small.shape)
+        reason = Unsupported(Category.SMALL_VARYING_SIZE, f"{small}: no dynamic version takes that size, and a "
+                             "version for each such size would compile the frame again and again",
+                             "the original code runs for these sizes; sizes of 2 or more run the dynamic version")
+        recompiles_log.debug("%s runs its original code for %s", frame.f_code.co_qualname, small)
+        return CompiledFrame(guards, frame.f_code, fallback_reason=reason)
 
     @staticmethod
     def _check(frame: Any, entry: Any) -> int:

@@ -117,6 +117,7 @@ class Category:
     NUMPY_ERROR = "numpy would raise"
     EXCEPTION = "exception raised"
     INTERNAL_ERROR = "internal error"
+    SMALL_VARYING_SIZE = "size 0 or 1 of a varying dimension"
 
 
 def unsupported(category: str, explanation: str, hint: str = "") -> NoReturn:

@@ -128,6 +128,11 @@ class OutputGraph:
         meta = TensorMeta(value.shape, value.dtype) if device_type is not None else TensorMeta.from_value(value)
         if isinstance(value, np.ndarray):
             dynamic, marked = self.shape_policy.dynamic_dims(source.name(), value)
+            small = self.shape_policy.small_varying_dims(source.name(), value.shape, dynamic, marked)
+            if small:
+                from .shapes.env import SmallVaryingSize
+
+                raise SmallVaryingSize(source, value.shape, small, list(self.guards))
             shape = self.shape_env.array_shape(source, value.shape, dynamic, marked, self.shape_policy.reason) \
                 if dynamic else value.shape
         else:

@@ -33,6 +33,17 @@ class DynamicShapeError(DynamoError, ValueError):
     """A dimension marked dynamic (dynamo.mark_dynamic) that the program needs as a fixed value."""
 
 
+class SmallVaryingSize(DynamoError):
+    """A trace met an input array whose varying dimension is 0 or 1 long (ShapePolicy.small_varying_dims):
+    the frame runs its original code for such inputs, under `guards` (the trace's so far, and this
+    array's shape)."""
+
+    def __init__(self, source: Any, shape: tuple[int, ...], dims: set[int], guards: list) -> None:
+        self.source, self.shape, self.dims, self.guards = source, shape, dims, guards
+        where = ", ".join(f"{source.name()}.shape[{d}] == {shape[d]}" for d in sorted(dims))
+        super().__init__(f"{where}: a dimension whose size varies, 0 or 1 long here")
+
+
 @dataclass
 class SymbolInfo:
     symbol: sympy.Symbol

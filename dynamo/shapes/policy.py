@@ -4,7 +4,9 @@ Static by default. `compile(dynamic=True)` makes every size dynamic from the fir
 `dynamic=False` never any. With `config.automatic_dynamic_shapes`, a ConvertFrame remembers per
 code object, argument and dimension the sizes it compiled for; a dimension seen with a second
 size becomes dynamic from then on (so lengths 5..100 compile twice). `mark_dynamic(x, dim)` and
-`mark_static(x, dim)` decide per array object. Sizes 0 and 1 always stay static.
+`mark_static(x, dim)` decide per array object. Sizes 0 and 1 always stay static; a dimension that
+varies gets a version for the first of them it meets, and the other runs the original code
+(small_varying_dims: at most two versions for sizes 0, 1, then more).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import numpy as np
 
 from .. import config
 from ..fx_ir.ops.symbolic import SizeOracle, StructuralOracle, using_oracle
-from .env import ShapeEnv, log
+from .env import MIN_DYNAMIC_SIZE, ShapeEnv, log
 
 _NEP50 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 
@@ -66,6 +68,9 @@ class FrameState:
         # arguments whose value a trace needed as a number: compiled per value from then on
         self._pinned: "weakref.WeakKeyDictionary[types.CodeType, set[str]]" = weakref.WeakKeyDictionary()
         self._floats_vary: "weakref.WeakSet[types.CodeType]" = weakref.WeakSet()
+        # (argument source, dim) -> the first size 0 or 1 it had (ShapePolicy.small_varying_dims)
+        self._small: "weakref.WeakKeyDictionary[types.CodeType, dict[tuple[str, int], int]]" = \
+            weakref.WeakKeyDictionary()
 
     def mark_floats_vary(self, code: types.CodeType) -> None:
         """A float of the frame changed value: every float it reads is a run-time input from now on."""
@@ -94,7 +99,13 @@ class FrameState:
                 seen[d] = None
         return {d for d, size in enumerate(seen) if size is None}
 
+    def first_small_size(self, code: types.CodeType, name: str, dim: int, size: int) -> int:
+        """The first size 0 or 1 that dimension `dim` of the array at `name` had in a trace of
+        `code` (`size`, recorded now, if it had none)."""
+        return self._small.setdefault(code, {}).setdefault((name, dim), size)
+
     def clear(self) -> None:
+        self._small = weakref.WeakKeyDictionary()
         self._seen = weakref.WeakKeyDictionary()
         self._pinned = weakref.WeakKeyDictionary()
         self._floats_vary = weakref.WeakSet()
@@ -108,6 +119,8 @@ class ShapePolicy:
     state: FrameState | None = None
     code: types.CodeType | None = None
     env: ShapeEnv | None = field(default=None, repr=False)
+    # small_varying_dims: whether such inputs may run the original code (not under fullgraph=True)
+    small_sizes_run_original: bool = True
 
     @property
     def reason(self) -> str:
@@ -151,6 +164,24 @@ class ShapePolicy:
         """A trace needed the float at `name` as a number: from now on it is compiled per value."""
         if self.state is not None and self.code is not None:
             self.state.pin(self.code, f"{name} (float)")
+
+    def small_varying_dims(self, name: str, shape: tuple[int, ...], dynamic: set[int], marked: set[int]) -> set[int]:
+        """The dimensions of the input array at `name` that are dynamic because their size changed
+        between compiles (not by mark_dynamic or dynamic=True) and are 0 or 1 long in `shape`,
+        where the frame has met the other of those two sizes before. No dynamic version takes
+        either size (broadcasting depends on them): the first one met gets a static version, and
+        a static version for the other too would make three versions of a frame whose sizes go 0,
+        1, then more; such a call runs the original code instead (ConvertFrame.compile_frame), and
+        the next size of 2 or more compiles the dynamic version."""
+        if self.dynamic is not None or not config.automatic_dynamic_shapes or self.state is None or self.code is None:
+            return set()
+        small = set()
+        for d, size in enumerate(shape):
+            if size < MIN_DYNAMIC_SIZE and d not in marked:
+                first = self.state.first_small_size(self.code, name, d, size)
+                if d in dynamic and first != size and self.small_sizes_run_original:
+                    small.add(d)
+        return small
 
     def dynamic_dims(self, name: str, value: np.ndarray) -> tuple[set[int], set[int]]:
         """(dynamic dims, those of them marked with mark_dynamic) for the input array `value`."""

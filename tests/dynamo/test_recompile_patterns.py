@@ -1,6 +1,8 @@
 """Ordinary patterns that used to recompile on every call (issue 16): objects made anew per call
 (nested functions, per-object lambdas, context managers, bound ufunc methods) are guarded by what
 the trace relied on, not their identity. Each test counts compiles exactly and compares with plain."""
+import warnings
+
 import numpy as np
 
 import dynamo
@@ -342,3 +344,87 @@ def test_a_function_past_the_trace_budget_is_not_inlined_again_at_a_recompile(mo
     outer_frames = [frame for code, frame in callback.compiled_frames if code is outer_calls_long_loop.__code__]
     assert len(outer_frames) == 4
     assert all("long_loop ran past the trace instruction budget" in str(frame.breaks[0]) for frame in outer_frames[1:])
+
+
+class _Bouncing:
+    """Particles whose velocities flip where they leave the box: the masked selection's length is
+    the number of particles out, 0, 1 or more from one step to the next."""
+
+    def __init__(self, n):
+        rng = np.random.default_rng(5)
+        self.pos = rng.random(n)
+        self.vel = rng.standard_normal(n)
+
+    def step(self, dt):
+        self.pos += self.vel * dt
+        out = (self.pos < 0.0) | (self.pos > 1.0)
+        self.vel[out] *= -0.8  # a break: its resume function takes the selection (len(out.nonzero()))
+        np.clip(self.pos, 0.0, 1.0, out=self.pos)
+        return self.pos.sum()
+
+
+def _step_through(plain, compiled_system, compiled, lengths):
+    for position in ([0.5] * 8, [1.2] + [0.5] * 7, [-1.0, 2.0, 3.0] + [0.5] * 5, [0.5] * 8, [1.1] * 6 + [0.5] * 2,
+                     [-0.1] + [0.5] * 7):
+        for system in (plain, compiled_system):
+            system.pos[:] = position
+            system.vel[:] = np.linspace(-1.0, 1.0, 8)
+        lengths.append(int(((plain.pos < 0.0) | (plain.pos > 1.0)).sum()))
+        assert same_value(compiled(compiled_system, 0.0), _Bouncing.step(plain, 0.0))
+        assert same_value(compiled_system.vel, plain.vel) and same_value(compiled_system.pos, plain.pos)
+
+
+def test_a_masked_selection_of_0_1_then_more_elements_compiles_twice():
+    """The resume function after the masked read takes arrays 0, 1, then 3 or 6 long: 0 compiles
+    a static version, 1 (which no dynamic version takes either) runs the original code, 3 compiles
+    the dynamic version that every longer selection runs: two versions, not three (issue #16)."""
+    plain, compiled_system = _Bouncing(8), _Bouncing(8)
+    compiled = dynamo.compile(_Bouncing.step)
+    lengths = []
+    with dynamo.config.patch(timed_turns=0):  # (which could drop a version before the next size comes)
+        _step_through(plain, compiled_system, compiled, lengths)
+    assert lengths == [0, 1, 3, 0, 6, 1]
+    traced = {}
+    for code, frame in compiled._dynamo_callback.compiled_frames:
+        if frame.fallback_reason is None:
+            traced[code.co_qualname] = traced.get(code.co_qualname, 0) + 1
+    resumed = [name for name in traced if "<resume" in name]
+    assert traced["_Bouncing.step"] == 1 and len(resumed) == 2, traced
+    assert max(traced.values()) == 2 and traced[resumed[0]] == 2, traced
+    reasons = [str(frame.fallback_reason).splitlines()[0] for _, frame in compiled._dynamo_callback.compiled_frames
+               if frame.fallback_reason is not None]
+    assert reasons == ["size 0 or 1 of a varying dimension: stack[2].shape[0] == 1: a dimension whose size varies, "
+                       "0 or 1 long here: no dynamic version takes that size, and a version for each such size "
+                       "would compile the frame again and again"], reasons
+
+
+def test_under_fullgraph_a_small_size_of_a_varying_dimension_compiles():
+    """fullgraph=True asks for the whole frame as a graph: a varying dimension 1 long then gets a
+    static version of its own, as before, rather than the original code."""
+    def scaled(x):
+        return x * 2.0 + 1.0
+
+    compiled = dynamo.compile(scaled, fullgraph=True)
+    for n in (0, 1, 4, 1, 7):
+        x = np.arange(float(n))
+        assert same_value(compiled(x), scaled(x))
+    frames = [frame for _, frame in compiled._dynamo_callback.compiled_frames]
+    assert len(frames) == 3 and all(frame.fallback_reason is None for frame in frames)
+
+
+def test_a_varying_dimension_gets_a_version_for_the_first_small_size_it_meets():
+    """Sizes 3, 5 (dynamic), then 1: a static version for 1 (NumPy broadcasts it: no dynamic version
+    takes it); then 0, the other small size, runs the original code; 1 and 6 run their versions."""
+    def centred(x, w):
+        return (x - x.mean(axis=0)) * w
+
+    compiled = dynamo.compile(centred)
+    w = np.arange(1.0, 4.0)
+    for rows in (3, 5, 1, 0, 1, 6):
+        x = np.arange(rows * 3.0).reshape(rows, 3)
+        with np.errstate(all="ignore"), warnings.catch_warnings():  # (the mean of no rows)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            assert same_value(compiled(x, w), centred(x, w))
+    frames = [frame for _, frame in compiled._dynamo_callback.compiled_frames]
+    assert [frame.fallback_reason is None for frame in frames] == [True, True, True, False]
+    assert "L['x'].shape[0] == 0" in str(frames[3].fallback_reason)
