@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import dis
+import inspect
 import types
 from dataclasses import dataclass
 from typing import Callable
@@ -73,12 +74,23 @@ def body_of(original: types.CodeType, items: list, first: int, instructions: int
 def _make_body(original: types.CodeType, items: list, first: int, instructions: int, stacksize: int) -> Body | None:
     if assembler._MISSING is not None:
         return None
+    try:
+        return _assembled_body(original, items, first, instructions, stacksize)
+    except Exception as error:  # a bug here: the resume functions are assembled whole
+        assembler._failed(error)
+        return None
+
+
+def _assembled_body(original: types.CodeType, items: list, first: int, instructions: int,
+                    stacksize: int) -> Body | None:
     source = assembler.trusted_bytecode(items)
     source.argnames = []
     source.name, source.qualname = original.co_name, original.co_qualname
     source.filename, source.first_lineno = original.co_filename, original.co_firstlineno
     source.freevars, source.cellvars = list(original.co_freevars), []
-    source.flags = original.co_flags
+    # no arguments: nor *args or **kwargs, whose slots the body may never name (a resume function
+    # takes neither either)
+    source.flags = original.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
     code = assembler.to_code(source, stacksize=stacksize, compute_exception_stack_depths=False)
     raw = code.co_code
     starts: list[int] = []

@@ -222,7 +222,17 @@ def _spliced_programs():
         ["def many_locals(a):"] + [f"    v{k} = a + {k}" for k in range(24)]
         + [f"    v{k} = v{k} + v{23 - k} * _opaque({k})" for k in range(0, 24, 4)]
         + ["    return " + " + ".join(f"v{k}" for k in range(24))])
-    return [closure_reader, _made(long_jumps, "long_jumps"), _made(many_locals, "many_locals")]
+    def unused_varargs(*args, **kwargs):  # slots the body never names (CPython's test_descr)
+        _opaque(1)
+        return _opaque(2)
+
+    def used_varargs(a, *args, **kwargs):
+        total = a * 1
+        total = total + _opaque(len(args))
+        return total + _opaque(len(kwargs))
+
+    return [closure_reader, _made(long_jumps, "long_jumps"), _made(many_locals, "many_locals"), unused_varargs,
+            used_varargs]
 
 
 @pytest.mark.parametrize("fn", _spliced_programs(), ids=lambda fn: fn.__name__)
@@ -231,13 +241,14 @@ def test_spliced_resume_functions_run_as_assembled_ones(fn):
     exception and line tables cut) has the instructions, positions and handlers of the one
     assembled from its instructions (config.check_assembler compares both for each); results,
     errors and tracebacks are the plain function's."""
-    from dynamo import config
+    from dynamo import assembler, config
 
     dynamo.reset()
-    with config.patch(check_assembler=True):
+    with config.patch(check_assembler=True, strict=True):
         assert_matches_python(fn, np.arange(3.0))
         assert_matches_python(fn, np.arange(3.0))
     assert _resume_codes(fn.__code__) or fn.__name__ == "closure_reader"
+    assert assembler.failures == 0
     dynamo.reset()
 
 
