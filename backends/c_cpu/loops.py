@@ -20,9 +20,21 @@ from .loop_reductions import NO_IDENTITY
 log = logging.getLogger("dynamo.output_code")
 
 
+PLAIN_TYPES = frozenset({int, float, bool, complex, type(None)})
+
+
 def signature(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """What a body compiled for these arguments relies on: array shapes and dtypes, other types."""
-    return tuple((a.shape, a.dtype.str) if hasattr(a, "shape") and hasattr(a, "dtype") else type(a) for a in args)
+    """What a body compiled for these arguments relies on: array shapes and dtypes, other types.
+    (Computed on every iteration of a Python loop over a compiled body: Python's numbers are asked
+    first, then NumPy's arrays; dtypes are keys as they are.)"""
+    return tuple([t if (t := type(a)) in PLAIN_TYPES else (a.shape, a.dtype)
+                  if t is np.ndarray or isinstance(a, np.generic) or hasattr(a, "shape") and hasattr(a, "dtype") else t
+                  for a in args])
+
+
+def kinds(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What a C loop compiled for these values relies on: the rank and dtype of arrays, other types."""
+    return tuple((np.ndarray, v.ndim, v.dtype) if isinstance(v, np.ndarray) else type(v) for v in values)
 
 
 class CompiledBody:
@@ -68,7 +80,7 @@ class NativeLoop:
         self.paused = False  # whether the last run of a while loop returned before its end
 
     def __call__(self, start: int, stop: int, step: int, *values: Any) -> tuple[Any, ...]:
-        key = tuple(type(v) if not isinstance(v, np.ndarray) else (np.ndarray, v.ndim, v.dtype.str) for v in values)
+        key = kinds(values)
         if key in self.compiled:
             entry = self.compiled[key]
         else:
@@ -156,7 +168,7 @@ class NativeWhile(NativeLoop):
 
     def __call__(self, condition: Any, *values: Any) -> tuple[Any, ...]:
         go = bool(condition)  # Python's test of the first condition, as the while statement makes it
-        key = tuple(type(v) if not isinstance(v, np.ndarray) else (np.ndarray, v.ndim, v.dtype.str) for v in values)
+        key = kinds(values)
         if key in self.compiled:
             entry = self.compiled[key]
         else:
