@@ -4,27 +4,25 @@ a result NumPy lays out otherwise (F order, a transpose's order) is copied into 
 NumPy gives an elementwise result the memory order of its operands (order='K': `x.T + 1`, `np.exp(f)`
 of a Fortran-ordered `f`), a copy or `*_like` that of its prototype. Strides, contiguity flags and so
 `tobytes()`, `ravel()` views and C extensions see that. The layout of each result is found by running
-the graph's pure nodes as NumPy on this call's inputs once per layout of the inputs (their strides;
-their orders where sizes vary): the strides NumPy's own results have, never a rule of ours. Nodes that
-write, draw random numbers or raise there leave their results' layouts unknown, and those results
-are left as they are, as are results that are views of one another (a copy would part them).
+NumPy's arithmetic once per layout of the inputs (their strides; their orders where sizes vary): views
+taken of phantom arrays and allocations made on shrunk stand-ins (layout_rules), or where an op has no
+rule there, the graph's pure nodes run as NumPy on this call's inputs. Nodes that write, draw random
+numbers or raise there leave their results' layouts unknown, and those results are left as they are,
+as are results that are views of one another (a copy would part them).
 """
 from __future__ import annotations
 
-import operator
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ...fx_ir import GraphModule, Interpreter, Node, TensorMeta, is_random
 from ...fx_ir.node import Opcode
+from .layout_rules import UNKNOWN as _UNKNOWN
+from .layout_rules import GiveUp, PhantomRun, is_in_place, is_view_node, reads_unknown, replayed, size_bindings
 
-_UNKNOWN = object()
-_IN_PLACE = frozenset({
-    operator.iadd, operator.isub, operator.imul, operator.imatmul, operator.itruediv, operator.ifloordiv,
-    operator.imod, operator.ipow, operator.ilshift, operator.irshift, operator.iand, operator.ior, operator.ixor,
-})
 _KEYS_KEPT = 16  # layouts remembered per graph (each a different shape or strides of its inputs)
 
 
@@ -35,12 +33,12 @@ class _Witness(Interpreter):
         args, kwargs = self.fetch_args_kwargs_from_env(node)
         if node.op in (Opcode.PLACEHOLDER, Opcode.OUTPUT):
             return getattr(self, node.op.value)(node.target, args, kwargs)
-        if node.op == Opcode.CALL_MODULE or _reads_unknown(args, kwargs):
+        if node.op == Opcode.CALL_MODULE or reads_unknown(args, kwargs):
             return _UNKNOWN
         out = kwargs.get("out")
         if out is not None:  # NumPy returns the given output (a tuple of one for out=(a,))
             return out[0] if isinstance(out, tuple) and len(out) == 1 else out
-        if node.op == Opcode.CALL_FUNCTION and _in_place(node.target) and isinstance(args[0], np.ndarray):
+        if node.op == Opcode.CALL_FUNCTION and is_in_place(node.target) and isinstance(args[0], np.ndarray):
             return args[0]  # an ndarray's in-place operator returns it, its layout unchanged
         if node.is_impure() or (node.op == Opcode.CALL_FUNCTION and is_random(node.target)):
             return _UNKNOWN  # never run twice what writes or draws
@@ -50,41 +48,42 @@ class _Witness(Interpreter):
             return _UNKNOWN
 
 
-def _in_place(target: Any) -> bool:
-    try:
-        return target in _IN_PLACE
-    except TypeError:  # an unhashable target is no operator
-        return False
+@dataclass(frozen=True)
+class Order:
+    """The layout of a packed array whatever its sizes: its axes from the slowest to the fastest (an
+    axis of length 1 before the longer axis it shares a stride with)."""
+
+    axes: tuple[int, ...]
+
+    def strides(self, shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+        strides, step = [0] * len(shape), itemsize
+        for axis in reversed(self.axes):
+            strides[axis] = step
+            step *= shape[axis]
+        return tuple(strides)
 
 
-def _reads_unknown(args: Any, kwargs: dict[str, Any]) -> bool:
-    found = False
-
-    def visit(value: Any) -> None:
-        nonlocal found
-        if value is _UNKNOWN:
-            found = True
-        elif isinstance(value, (tuple, list)):
-            for v in value:
-                visit(v)
-        elif isinstance(value, dict):
-            for v in value.values():
-                visit(v)
-    visit(args)
-    visit(kwargs)
-    return found
+def packed_order(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> Order | None:
+    """The Order of an array of this shape and strides laid out as one allocation packs it, else None."""
+    if 0 in shape or itemsize == 0:
+        return None
+    # slowest first: larger strides, and of equal ones (axes of 1 beside a longer axis) the longer axis
+    axes = tuple(sorted(range(len(shape)), key=lambda k: (-strides[k], shape[k] == 1, k)))
+    order = Order(axes)
+    return order if order.strides(shape, itemsize) == tuple(strides) else None
 
 
 def _layouts(witness: Any, by_order: bool) -> Any:
     """The witness results reduced to what is kept: per array its strides, or with `by_order` its
-    order ("C", "F"; None where it is neither: the key must then be exact); None for anything else."""
+    Order (_UNKNOWN where it is not packed: the key must then be exact); None for anything else."""
     if isinstance(witness, (tuple, list)):
         return tuple(_layouts(v, by_order) for v in witness)
     if not isinstance(witness, np.ndarray):
         return None
     if not by_order:
         return witness.strides
-    return "C" if witness.flags.c_contiguous else "F" if witness.flags.f_contiguous else _UNKNOWN
+    order = packed_order(witness.shape, witness.strides, witness.itemsize)
+    return _UNKNOWN if order is None else order
 
 
 def layout_class(a: Any) -> Any:
@@ -108,6 +107,7 @@ class ResultLayouts:
         # sizes that vary per call: keyed by each input's order, not its strides (one key per size)
         self.sized = not all(m.is_static for m in metas if isinstance(m, TensorMeta))
         self.known: dict[tuple[Any, ...], Any] = {}  # inputs' layouts -> None (nothing to do) or NumPy's
+        self.views = _view_chains(gm)  # results that are views of another result: rebuilt from its copy
 
     def key_of(self, names: list[str]) -> str:
         """The expression of the key of `known` over the graph's inputs named `names` (generated code
@@ -131,7 +131,17 @@ class ResultLayouts:
             expected = self.learn(key, args, result)
         if expected is None:
             return result
-        return _relaid(result, expected, _fresh_results(result, args))
+        fresh = _fresh_results(result, args, self.views)
+        relaid = _relaid(result, expected, fresh)
+        if self.views and type(result) in (tuple, list) and len(result) == len(relaid):
+            # a view of a result relaid into NumPy's layout is taken again of the copy, as NumPy
+            # took it: NumPy's strides, and the results share memory as NumPy's do
+            items = list(relaid)
+            for position, (root, chain) in self.views.items():
+                if id(result[root]) in fresh and relaid[root] is not result[root]:
+                    items[position] = replayed(chain, relaid[root])
+            relaid = tuple(items) if type(result) is tuple else items
+        return relaid
 
     def learn(self, key: tuple[Any, ...], args: tuple[Any, ...], result: Any) -> Any:
         expected = None
@@ -140,6 +150,9 @@ class ResultLayouts:
                 and not any(isinstance(a, np.ndarray) and type(a) is not np.ndarray for a in args):
             by_order = self.sized and not any(isinstance(part, tuple) for part in key)
             expected = self.witness(args, by_order)
+            if isinstance(expected, tuple) and not _is_layout(expected) and self.views:
+                # views of a result follow its layout (taken again of its copy): nothing of their own
+                expected = tuple(None if k in self.views else e for k, e in enumerate(expected))
             if by_order and _holds(expected, _UNKNOWN):
                 # a result neither C- nor F-ordered from inputs that are: not one answer for every size
                 expected = None
@@ -158,7 +171,10 @@ class ResultLayouts:
         warnings.showwarning = _quiet
         try:
             with np.errstate(all="ignore"):
-                return _layouts(_Witness(self.gm).run(*args), by_order)
+                try:  # by NumPy's rules over phantoms and small stand-ins: no element computed
+                    return _layouts(PhantomRun(self.gm, size_bindings(self.gm, args)).run(*args), by_order)
+                except (GiveUp, Exception):  # no rule there (or a stand-in raised): the pure nodes run as NumPy
+                    return _layouts(_Witness(self.gm).run(*args), by_order)
         except Exception:
             return None
         finally:
@@ -175,10 +191,41 @@ def _holds(expected: Any, value: Any) -> bool:
     return expected is value
 
 
-def _fresh_results(result: Any, args: tuple[Any, ...]) -> set[int]:
+def _view_chains(gm: GraphModule) -> dict[int, tuple[int, tuple[Node, ...]]]:
+    """Results the graph makes as views of another result: their position -> (that result's
+    position, the view nodes from it to them)."""
+    output = next((n for n in gm.graph.nodes if n.op == Opcode.OUTPUT), None)
+    results = output.args[0] if output is not None and output.args else None
+    if not isinstance(results, (tuple, list)):
+        return {}
+    positions: dict[Node, int] = {}
+    for position, node in enumerate(results):
+        if isinstance(node, Node):
+            positions.setdefault(node, position)
+    chains = {}
+    for position, node in enumerate(results):
+        chain: list[Node] = []
+        while isinstance(node, Node) and is_view_node(node):
+            chain.append(node)
+            node = node.args[0]
+        if chain and isinstance(node, Node) and node in positions:
+            chains[position] = (positions[node], tuple(reversed(chain)))
+    return chains
+
+
+def _fresh_results(result: Any, args: tuple[Any, ...], views: dict[int, tuple[int, tuple[Node, ...]]]) -> set[int]:
     """Ids of the result arrays only the caller will see: made by this call (a temporary or a view of
-    one), sharing memory with no input and no other result (the views among the results of one
-    temporary keep their layout, so that they stay views of each other)."""
+    one), sharing memory with no input and no other result but its views in `views` (taken again
+    of its copy; other views among the results of one temporary keep their layout, so that they stay
+    views of each other)."""
+    if views and isinstance(result, (tuple, list)):
+        of_root: dict[int, set[int]] = {}
+        for position, (root, _) in views.items():
+            if position < len(result) and root < len(result):
+                of_root.setdefault(id(result[root]), set()).add(id(result[position]))
+        dependent = {id(result[position]) for position in views if position < len(result)}
+    else:
+        of_root, dependent = {}, set()
     arrays: list[np.ndarray] = []
 
     def collect(value: Any) -> None:
@@ -190,21 +237,25 @@ def _fresh_results(result: Any, args: tuple[Any, ...]) -> set[int]:
     collect(result)
     inputs = [a for a in args if isinstance(a, np.ndarray)]
     return {id(a) for a in arrays
-            if not any(b is not a and np.may_share_memory(a, b) for b in arrays)
+            if id(a) not in dependent
+            and not any(b is not a and id(b) not in of_root.get(id(a), ()) and np.may_share_memory(a, b)
+                        for b in arrays)
             and not any(np.may_share_memory(a, b) for b in inputs)}
 
 
 def _is_layout(expected: Any) -> bool:
-    """A layout of one array (its strides, or its order), not a tuple of the layouts of several."""
-    return isinstance(expected, str) or (isinstance(expected, tuple) and all(isinstance(v, int) for v in expected))
+    """A layout of one array (its strides, or its Order), not a tuple of the layouts of several."""
+    return isinstance(expected, Order) or (isinstance(expected, tuple) and all(isinstance(v, int) for v in expected))
+
+
+def _strides_of(array: np.ndarray, expected: Any) -> tuple[int, ...]:
+    return expected.strides(array.shape, array.itemsize) if isinstance(expected, Order) else tuple(expected)
 
 
 def _matches(array: np.ndarray, expected: Any) -> bool:
-    if expected == "C":
-        return bool(array.flags.c_contiguous)
-    if expected == "F":
-        return bool(array.flags.f_contiguous)
-    return bool(array.strides == expected)
+    if isinstance(expected, Order) and len(expected.axes) != array.ndim:
+        return True  # not this array's layout (nothing to do)
+    return bool(array.strides == _strides_of(array, expected))
 
 
 def _differs(result: Any, expected: Any) -> bool:
@@ -222,15 +273,17 @@ def _relaid(result: Any, expected: Any, fresh: set[int]) -> Any:
     if type(result) is not np.ndarray or not _is_layout(expected) or _matches(result, expected) \
             or id(result) not in fresh:
         return result
-    if isinstance(expected, str):
-        like = np.empty(result.shape, result.dtype, order="F" if expected == "F" else "C")
+    strides = _strides_of(result, expected)
+    if len(strides) != result.ndim:
+        return result
+    if packed_order(result.shape, strides, result.itemsize) is not None:
+        # one allocation laid out as NumPy's (its own memory: base None, as NumPy's result)
+        like = np.ndarray(result.shape, result.dtype, strides=strides)
     else:
-        if len(expected) != result.ndim:
-            return result
         # a prototype with NumPy's strides over the result's own memory (never read): empty_like
         # lays out its copy alike
-        like = np.empty_like(np.lib.stride_tricks.as_strided(result, strides=expected))
-        if like.strides != expected:
+        like = np.empty_like(np.lib.stride_tricks.as_strided(result, strides=strides))
+        if like.strides != strides:
             return result  # a layout no allocation reproduces (a view's, negative strides, ...)
     like[...] = result
     return like
