@@ -120,26 +120,38 @@ def graph_lines(graph_module: Any) -> tuple[dict[str, tuple[str, int]], dict[int
     return by_name, by_position
 
 
-def exec_at_user_lines(src: str, generated_filename: str, namespace: dict[str, Any]) -> None:
-    """Runs generated source (compile_at_user_lines) in `namespace`, which takes the warning registry
-    of the user's module: a warning a line showed once is not shown again when the original code and
-    the compiled code take turns, or when two versions of the code run the same line."""
+def exec_at_user_lines(src: str, generated_filename: str, namespace: dict[str, Any],
+                       local: dict[str, Any] | None = None) -> None:
+    """Runs generated source (compile_at_user_lines) in `namespace` (and `local`, as exec's locals),
+    which takes the warning registry of the user's module: a warning a line showed once is not shown
+    again when the original code and the compiled code take turns, or when two versions of the code
+    run the same line."""
     code = compile_at_user_lines(src, generated_filename)
     module = _module_of_file(code.co_filename)
     if module is not None:
         namespace["__warningregistry__"] = vars(module).setdefault("__warningregistry__", {})
-    exec(code, namespace)
+    exec(code, namespace, namespace if local is None else local)
 
 
 _modules_by_file: dict[str, types.ModuleType] = {}
+# files no module had, by the number of modules there were then: looked for again once it changes
+_files_without_module: dict[str, int] = {}
+_FILES_KEPT = 256
 
 
 def _module_of_file(filename: str) -> types.ModuleType | None:
     module = _modules_by_file.get(filename)
     if module is not None and sys.modules.get(module.__name__) is module:
         return module
-    for candidate in list(sys.modules.values()):
+    modules = sys.modules
+    if _files_without_module.get(filename) == len(modules):
+        return None
+    for candidate in list(modules.values()):
         if getattr(candidate, "__file__", None) == filename and isinstance(candidate, types.ModuleType):
             _modules_by_file[filename] = candidate
+            _files_without_module.pop(filename, None)
             return candidate
+    if len(_files_without_module) >= _FILES_KEPT:
+        _files_without_module.clear()  # generated names (<numpy-backend-N>) are one per compile
+    _files_without_module[filename] = len(modules)
     return None

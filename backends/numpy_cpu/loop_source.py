@@ -8,7 +8,7 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any
 
-from ...fx_ir.user_lines import compile_at_user_lines
+from ...fx_ir.user_lines import exec_at_user_lines
 
 _filenames = count()
 _INDENT = "    "
@@ -81,8 +81,8 @@ def _define(body: Callable[..., Any], source_lines: list[str]) -> Callable[..., 
     filename = f"<numpy-backend-loop-{next(_filenames)}>"
     linecache.cache[filename] = (len(new_src), None, new_src.splitlines(keepends=True), filename)
     namespace = body.__globals__  # the body's kernels, loop runners and `self`
-    local: dict[str, Any] = {}
-    exec(compile_at_user_lines(new_src, filename), namespace, local)
+    local: dict[str, Any] = {}  # the source's other statements must not rebind the body's globals
+    exec_at_user_lines(new_src, filename, namespace, local)
     function = local["forward_loop"]
     weakref.finalize(function, linecache.cache.pop, filename, None)
     function.source = new_src

@@ -1,5 +1,7 @@
 """Warnings from compiled code point at the user's line and show as often as plain NumPy's: the
 generated code runs at the user's lines (fx_ir.user_lines) and shares the module's registry."""
+import sys
+import types
 import warnings
 
 import numpy as np
@@ -87,3 +89,51 @@ def test_a_line_warns_once_while_the_original_code_takes_turns(backend):
         expected = warnings_of(CASES + NUMPY_STEP_CASES, 12, "default")
         got = warnings_of(compiled, 12, "default")
     assert got == expected
+
+
+def logs_in_a_loop(x, n):
+    total = x * 0
+    for i in range(n):  # too long to unroll: a loop node (the numpy backend's Python loop)
+        total = total + np.log(x * i)
+    return total
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("action", ["default", "always"])
+def test_warnings_of_a_loop_body_once_at_the_users_line(backend, action):
+    compiled = dynamo.compile(logs_in_a_loop, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled(np.ones(20), 300)
+
+    def both(x):
+        logs_in_a_loop(x, 300)
+        compiled(x, 300)
+    expected = warnings_of([(lambda x: logs_in_a_loop(x, 300), lambda: np.ones(20))], 2, action)
+    got = warnings_of([(both, lambda: np.ones(20))], 2, action)
+    assert got == (expected if action == "default" else expected * 2)
+    assert {w[2] for w in got} == {__file__}
+
+
+def test_a_file_with_no_module_is_looked_for_again_only_when_modules_change(monkeypatch):
+    from dynamo.fx_ir import user_lines
+
+    class CountingModules(dict):
+        scans = 0
+
+        def values(self):
+            CountingModules.scans += 1
+            return super().values()
+
+    class FakeSys:
+        modules = CountingModules(sys.modules)
+    monkeypatch.setattr(user_lines, "sys", FakeSys)
+    for _ in range(3):
+        assert user_lines._module_of_file("/nowhere/generated.py") is None
+    assert CountingModules.scans == 1
+    module = types.ModuleType("nowhere_generated")
+    module.__file__ = "/nowhere/generated.py"
+    FakeSys.modules["nowhere_generated"] = module
+    assert user_lines._module_of_file("/nowhere/generated.py") is module
+    assert user_lines._module_of_file("/nowhere/generated.py") is module
+    assert CountingModules.scans == 2
