@@ -37,6 +37,12 @@ _OPERATORS = frozenset({
     operator.neg, operator.pos, operator.abs, operator.invert, operator.and_, operator.or_, operator.xor,
     operator.lshift, operator.rshift, operator.lt, operator.le, operator.eq, operator.ne, operator.ge, operator.gt,
 })
+# new arrays of a shape (no array operand): C-ordered unless order="F"; positional arguments before `order`
+_CREATIONS = {
+    "numpy.zeros": 2, "numpy.ones": 2, "numpy.empty": 2, "numpy.full": 3, "numpy.eye": 4, "numpy.identity": 2,
+    "numpy.ndarray": 2, "numpy.arange": 4, "numpy.linspace": 7, "numpy.logspace": 7, "numpy.geomspace": 6,
+    "numpy.array": 1, "numpy.asarray": 1,
+}
 # rows whose result is allocated from the operands' strides alone (sizes only set its shape)
 _ALLOCATING_KINDS = frozenset({OpKind.ELEMENTWISE, OpKind.REDUCTION, OpKind.SCAN})
 _NOT_ALLOCATING = frozenset({  # reductions built of size-dependent slices (partitions, weights)
@@ -46,6 +52,10 @@ _COPIES = frozenset({
     "numpy.copy", "ndarray.copy", "ndarray.astype", "numpy.ascontiguousarray", "numpy.asfortranarray",
     "numpy.empty_like", "numpy.zeros_like", "numpy.ones_like", "numpy.full_like", "numpy.where", "numpy.clip",
     "ndarray.clip", "numpy.round", "numpy.around", "ndarray.round", "ndarray.conj", "ndarray.conjugate",
+    # products: the output (core axes C-ordered) allocated before any BLAS call
+    "operator.matmul", "numpy.matmul", "numpy.dot", "numpy.outer",
+    # joins: the result's axis order sorted from all the inputs' strides
+    "numpy.concatenate", "numpy.stack", "numpy.hstack", "numpy.vstack", "numpy.column_stack",
 })
 
 
@@ -107,9 +117,10 @@ def stand_in(array: np.ndarray) -> np.ndarray:
 
 def scaled_back(small: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """The phantom of the full-size result of `shape` NumPy allocates in the order of `small`, a
-    fresh packed array of the shrunk shape (axes grouped by stride: axes of 1 share a stride with the
-    next longer axis)."""
-    if small.shape != _shrunk(shape) or 0 in shape or small.itemsize == 0:
+    fresh packed array with the same axes of length 1 (its other axes cut, or the sum of cut ones
+    for a join): axes are grouped by stride, axes of 1 sharing one with the next longer axis."""
+    if len(small.shape) != len(shape) or 0 in shape or 0 in small.shape or small.itemsize == 0 \
+            or any((n == 1) != (m == 1) for n, m in zip(small.shape, shape)):
         raise GiveUp("not the shrunk shape of the result")
     strides = [0] * small.ndim
     packed, full = small.itemsize, small.itemsize  # strides of the next group in the small and full arrays
@@ -121,7 +132,7 @@ def scaled_back(small: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         for k in axes:
             strides[k] = full
         if long_axes:
-            packed *= 2
+            packed *= small.shape[long_axes[0]]
             full *= shape[long_axes[0]]
     return phantom(shape, tuple(strides), small.dtype)
 
@@ -196,6 +207,9 @@ class PhantomRun(Interpreter):
             return getattr(self, node.op.value)(node.target, args, kwargs)
         if self._allocates(node, args):
             return self._on_stand_ins(node, args, kwargs)
+        created = self._created(node, args, kwargs)
+        if created is not None:
+            return created
         if _is_reshape(node) and isinstance(args[0], np.ndarray) and not _any_leaf((args[1:], kwargs), _is_array):
             return _reshaped(args[0], args[1:], kwargs, node.op == Opcode.CALL_METHOD)
         raise GiveUp(f"no layout rule for {node.format_node()}")
@@ -229,7 +243,24 @@ class PhantomRun(Interpreter):
             return False
         if row.kind in _ALLOCATING_KINDS or row.name.endswith(".outer"):
             return row.name.rsplit(".", 1)[-1] not in _NOT_ALLOCATING
+        if row.name == "numpy.linalg.norm":  # the 2-norm: a sum of squares along axes (other ords: SVDs)
+            return len(args) < 2 and node.kwargs.get("ord") is None
         return row.name in _COPIES
+
+    def _created(self, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> np.ndarray | None:
+        """A new array made of no array: packed in C order, or F for order="F" (np.zeros((n, m)), ...)."""
+        row = lookup_function(node.target) if node.op == Opcode.CALL_FUNCTION else None
+        if row is None or row.name not in _CREATIONS or _any_leaf((args, kwargs), _is_array):
+            return None
+        if len(args) > _CREATIONS[row.name] or {"buffer", "strides", "like"} & kwargs.keys():
+            raise GiveUp(f"{row.name} with these arguments")
+        meta = node.meta.get("val")
+        if not isinstance(meta, TensorMeta) or meta.scalar:
+            raise GiveUp("no array meta")
+        shape, order = self._shape(meta), kwargs.get("order", "C")
+        if 0 in shape or order not in ("C", "F", "A", "K", None):
+            raise GiveUp("an empty array or another order")
+        return phantom(shape, _packed_strides(shape, meta.dtype.itemsize, "F" if order == "F" else "C"), meta.dtype)
 
     def _on_stand_ins(self, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         made: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id of a value -> (it, its stand-in)
