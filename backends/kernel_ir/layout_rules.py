@@ -12,6 +12,7 @@ GiveUp: the caller then runs the graph as NumPy (result_layout's witness).
 from __future__ import annotations
 
 import operator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -254,6 +255,9 @@ class PhantomRun(Interpreter):
             return None
         if len(args) > _CREATIONS[row.name] or {"buffer", "strides", "like"} & kwargs.keys():
             raise GiveUp(f"{row.name} with these arguments")
+        if row.name in ("numpy.zeros", "numpy.empty", "numpy.ones"):
+            # np.empty with the same arguments: the same layout, its memory never touched (cheap)
+            return np.empty(*args, **kwargs)
         meta = node.meta.get("val")
         if not isinstance(meta, TensorMeta) or meta.scalar:
             raise GiveUp("no array meta")
@@ -276,11 +280,19 @@ class PhantomRun(Interpreter):
             result = getattr(small_args[0], node.target)(*small_args[1:], **small_kwargs)
         else:
             result = node.target(*small_args, **small_kwargs)
-        return self._full_size(result, node.meta.get("val"), made)
+        meta = node.meta.get("val")
+        if meta is None and _is_elementwise(node):  # a node a backend added: the operands' broadcast shape
+            shapes = [value.shape for value, _ in made.values()]
+            meta = _Broadcast(np.broadcast_shapes(*shapes))
+            if isinstance(result, tuple):
+                meta = (meta,) * len(result)
+        return self._full_size(result, meta, made)
 
     def _full_size(self, small: Any, meta: Any, made: dict[int, tuple[np.ndarray, np.ndarray]]) -> Any:
         if isinstance(small, tuple) and isinstance(meta, tuple) and len(small) == len(meta):
             return tuple(self._full_size(s, m, made) for s, m in zip(small, meta))
+        if isinstance(meta, _Broadcast) and type(small) is np.ndarray:
+            return scaled_back(small, meta.shape)
         if not isinstance(small, np.ndarray):
             return small  # a NumPy or Python scalar: no layout
         for value, standing in made.values():
@@ -305,6 +317,22 @@ class PhantomRun(Interpreter):
                     raise GiveUp(f"size {dim} unknown")
             shape.append(int(value))
         return tuple(shape)
+
+
+@dataclass(frozen=True)
+class _Broadcast:
+    """The shape of an elementwise result whose node has no meta."""
+
+    shape: tuple[int, ...]
+
+
+def _is_elementwise(node: Node) -> bool:
+    if node.op != Opcode.CALL_FUNCTION:
+        return False
+    if node.target in _OPERATORS or isinstance(node.target, np.ufunc):
+        return True
+    row = lookup_function(node.target)
+    return row is not None and row.kind == OpKind.ELEMENTWISE
 
 
 def is_view_node(node: Node) -> bool:
