@@ -31,6 +31,9 @@ log = logging.getLogger("dynamo.tiers")
 __all__ = ["TieredBackend", "TieredGraph", "tiered_backend", "wait_for_tier_ups"]
 
 NUMPY, COMPILING, C, STAYED = "numpy", "compiling", "c", "stayed numpy"
+# calls on numpy after which a graph's pace is projected (TieredGraph.project): a few, so that a first
+# call slower than the rest (cold caches, NumPy's first use of a loop) weighs less
+PROJECT_AT = 4
 
 
 class GraphCall:
@@ -58,10 +61,14 @@ class TieredGraph:
         self.c_compile_seconds = 0.0
         self.ops = 0  # the graph's ops, its loop bodies' included, and the C compile they are estimated to cost
         self.estimate = 0.0
-        # called once the tier is final (moved to c, or stays numpy): the frontend times the frame's version then
+        self.calls = 0  # calls counted on numpy
+        # called once the tier is final (moved to c, or stays numpy), or once the first calls show that the
+        # graph would not be due within `patience` more calls: the frontend times the frame's version then
         self.on_settled: Callable[[], None] | None = None
+        self.patience = 0
+        self.released = False  # on_settled was called while the graph still counts on numpy
         # the first calls: numpy's, each timed, until the graph is due
-        namespace = {"tier": self, "numpy_fn": numpy_fn, "clock": time.perf_counter}
+        namespace = {"tier": self, "numpy_fn": numpy_fn, "clock": time.perf_counter, "PROJECT_AT": PROJECT_AT}
         self.counting = types.FunctionType(_counting_code(arity), namespace, "counting")
         self.call_type = type("TieredGraphCall", (GraphCall,), {"__call__": staticmethod(self.counting)})
         self.call = self.call_type()
@@ -143,6 +150,26 @@ class TieredGraph:
         if self.on_settled is not None:
             self.on_settled()
 
+    def notify_when_settled(self, callback: Callable[[], None], patience: int) -> None:
+        """Call `callback` when the tier is final, or early when the graph cannot pay for C within `patience`
+        more calls (0: only when final)."""
+        self.on_settled, self.patience = callback, patience
+
+    def project(self) -> None:
+        """After the graph's first calls on numpy: one whose calls, at their pace so far, would not have run
+        `budget` seconds within `patience` more calls cannot pay for a C compile soon (a hot tiny graph: an
+        8-element loop body of microseconds needs half a million calls). Its frame's version is timed now
+        rather than after the frontend's own wait, which could keep a version slower than plain running
+        untimed for as long; the graph keeps counting, and still moves to c if it gets there."""
+        if self.on_settled is None or self.patience <= 0 or self.state != NUMPY or self.released:
+            return
+        if self.spent + self.spent / self.calls * self.patience < self.budget:
+            self.released = True
+            log.debug("tiered: a graph of %d ops at %.1f us per call would not be due within %d calls: "
+                      "its version is timed on numpy", _ops(self.graph_module), 1e6 * self.spent / self.calls,
+                      self.patience)
+            self.on_settled()
+
     @property
     def settled(self) -> bool:
         """Whether the code a call runs is final (c, or numpy for good)."""
@@ -171,7 +198,8 @@ class TieredGraph:
         if self.state == STAYED:
             return f"stayed numpy: {self.why}"
         cost = f": {self.ops} ops, a C compile of about {self.estimate:.1f} s" if self.budget == self.estimate > 0 else ""
-        return f"numpy ({self.spent:.3f} s run so far; it moves to c after {self.budget:.3f} s{cost})"
+        timed = "; too fast per call to pay for C soon: its version is timed on numpy" if self.released else ""
+        return f"numpy ({self.spent:.3f} s run so far; it moves to c after {self.budget:.3f} s{cost}{timed})"
 
 
 class TieredBackend:
@@ -307,6 +335,9 @@ def counting({params}):
     start = clock()
     result = numpy_fn({params})
     tier.spent += clock() - start
+    tier.calls += 1
+    if tier.calls == PROJECT_AT:
+        tier.project()
     return result
 """
 

@@ -4,7 +4,7 @@ time per call, the first call (compiles included), and how often each function w
 A JIT must never make such a program slower: the targets are at least 0.95x plain in steady state
 and no function compiled more than twice when only values change between calls.
 
-Run: python3 benchmarks/small_programs.py [--quick]   (sets up .venv/ on first use)
+Run: python3 benchmarks/small_programs.py [--quick] [--backend numpy --backend tiered]   (sets up .venv/)
 """
 from __future__ import annotations
 
@@ -418,13 +418,14 @@ def same(np, a, b) -> bool:
     return type(a) is type(b) and (a == b or (a != a and b != b))
 
 
-def measure(np, dynamo, make, rounds: int, calls: int) -> dict:
+def measure(np, dynamo, make, rounds: int, calls: int, backend: str | None = None) -> dict:
     from dynamo.explain import dropped_versions
     from harness import interleaved_samples, median_ratios
 
     fn, drive = make(np)
     plain_fn, plain_drive = make(np)  # its own state: both run the same sequence of calls
-    compiled = dynamo.compile(fn)
+    dynamo.reset()  # its code objects are those of the program's run under another backend: compiled afresh
+    compiled = dynamo.compile(fn, backend=backend)
     callback = compiled._dynamo_callback
     start = len(callback.compiled_frames)
     t0 = time.process_time()
@@ -442,7 +443,8 @@ def measure(np, dynamo, make, rounds: int, calls: int) -> dict:
     counts = compiles_per_code(callback, start, fn)
     given_up = [why for code, why in callback.given_up if code.co_qualname.startswith(fn.__code__.co_qualname)]
     return {
-        "name": make.__name__, "same": agree, "plain": statistics.median(samples["plain"]),
+        "name": make.__name__, "backend": backend or dynamo.config.default_backend, "same": agree,
+        "plain": statistics.median(samples["plain"]),
         "compiled": statistics.median(samples["compiled"]), "ratio": median_ratios(samples, "plain")["compiled"],
         "first": first_seconds, "plain_first": plain_first,
         "compiles": sum(counts.values()), "max_per_code": max(counts.values(), default=0),
@@ -459,24 +461,28 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
     parser.add_argument("--timed-turns", type=int, default=None,
                         help="dynamo.config.timed_turns (drop compiled versions slower than the original)")
+    parser.add_argument("--backend", action="append", default=None,
+                        help="a backend to compile with (repeat it: each program under each, side by side)")
     options = parser.parse_args()
     if options.timed_turns is not None:
         dynamo.config.timed_turns = options.timed_turns
     rounds, calls = (3, 2) if options.quick else (15, 5)
-    print(f"small programs: Python {sys.version.split()[0]}, NumPy {np.__version__}, backend numpy, "
+    print(f"small programs: Python {sys.version.split()[0]}, NumPy {np.__version__}, "
+          f"backends {', '.join(options.backend or [dynamo.config.default_backend])}, "
           f"timed_turns={dynamo.config.timed_turns}\n", flush=True)
-    header = (f"{'program':16} {'same':>5} {'plain':>10} {'compiled':>10} {'speed':>6} {'1st plain':>10} "
-              f"{'1st comp.':>10} {'compiles':>8} {'max/fn':>6} {'gave up':>7} {'dropped':>7}")
+    header = (f"{'program':16} {'backend':8} {'same':>5} {'plain':>10} {'compiled':>10} {'speed':>6} "
+              f"{'1st plain':>10} {'1st comp.':>10} {'compiles':>8} {'max/fn':>6} {'gave up':>7} {'dropped':>7}")
     print(header)
     rows = []
-    for make in PROGRAMS:
-        row = measure(np, dynamo, make, rounds, calls)
+    for make, backend in [(make, backend) for make in PROGRAMS for backend in options.backend or [None]]:
+        row = measure(np, dynamo, make, rounds, calls, backend)
         rows.append(row)
-        print(f"{row['name']:16} {str(row['same']):>5} {row['plain'] * 1e3:8.3f}ms {row['compiled'] * 1e3:8.3f}ms "
-              f"{row['ratio']:5.2f}x {row['plain_first'] * 1e3:8.2f}ms {row['first'] * 1e3:8.1f}ms "
-              f"{row['compiles']:8d} {row['max_per_code']:6d} {row['given_up']:7d} {row['dropped']:7d}", flush=True)
-    slow = [r["name"] for r in rows if r["ratio"] < 0.95]
-    many = [r["name"] for r in rows if r["max_per_code"] > 2]
+        print(f"{row['name']:16} {row['backend'][:8]:8} {str(row['same']):>5} {row['plain'] * 1e3:8.3f}ms "
+              f"{row['compiled'] * 1e3:8.3f}ms {row['ratio']:5.2f}x {row['plain_first'] * 1e3:8.2f}ms "
+              f"{row['first'] * 1e3:8.1f}ms {row['compiles']:8d} {row['max_per_code']:6d} {row['given_up']:7d} "
+              f"{row['dropped']:7d}", flush=True)
+    slow = [f"{r['name']} ({r['backend']})" for r in rows if r["ratio"] < 0.95]
+    many = [f"{r['name']} ({r['backend']})" for r in rows if r["max_per_code"] > 2]
     print(f"\nsteady state under 0.95x plain: {', '.join(slow) or 'none'}; "
           f"a function compiled more than twice: {', '.join(many) or 'none'}")
     print("plain, compiled: process CPU time per call, median of the interleaved rounds; speed: median over "

@@ -584,7 +584,8 @@ def retime_when_graphs_settle(code: types.CodeType, compiled: CompiledFrame, own
     """A graph of backend "tiered" that moves to C changes what the frame's version costs: its timed
     turns start (again) when its tier is final. Whether a graph's tier is still provisional: the turns
     then wait for it (or for config.timed_turns_recheck hits), since a version dropped while on numpy
-    would run no graph, count no run time and never move to C (softmax: 0.83x on numpy, faster on c)."""
+    would run no graph, count no run time and never move to C (softmax: 0.83x on numpy, faster on c).
+    A graph too fast per call to be due within those hits has its version timed after its first calls."""
     code_ref = weakref.ref(code)  # not the code itself: its cache entries hold the graph that holds this
 
     def retime() -> None:
@@ -596,7 +597,8 @@ def retime_when_graphs_settle(code: types.CodeType, compiled: CompiledFrame, own
     for graph in compiled.graphs:
         tier = getattr(getattr(graph.compiled_fn, "_dynamo_fn", None), "tier", None)
         if tier is not None:
-            tier.on_settled = retime
+            # a graph that would not be due before the recheck hits start the turns anyway starts them sooner
+            tier.notify_when_settled(retime, config.timed_turns_recheck)
             provisional = provisional or not tier.settled
     return provisional
 

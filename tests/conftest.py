@@ -1,7 +1,8 @@
 """Shared test set-up: every test starts from an empty compile cache; --runslow enables slow cases;
 an internal error of the compiler fails the test instead of falling back (config.strict); no timed
 turns, so that every call runs the compiled code the test checks (tests/dynamo/test_timed_turns.py
-turns them on and checks that they change nothing but time)."""
+turns them on and checks that they change nothing but time); backend "tiered" compiles a graph that is
+due for "c" in the call that finds it due, not in a background thread, so that runs are deterministic."""
 import os
 
 import pytest
@@ -14,6 +15,7 @@ import dynamo  # noqa: E402
 
 dynamo.config.strict = True  # dynamo may have been imported before this file (pytest -p)
 dynamo.config.timed_turns = 0
+dynamo.config.tier_up_in_background = False
 
 
 def pytest_addoption(parser):

@@ -80,7 +80,7 @@ def test_the_swap_in_the_background_keeps_every_result():
     x, y = np.linspace(0.0, 3.0, 1001), np.linspace(-1.0, 1.0, 1001)
     expected = bits(f(x, y))
     compiled = dynamo.compile(f, backend="tiered")
-    with config.patch(tier_up_seconds=0.0):
+    with config.patch(tier_up_seconds=0.0, tier_up_in_background=True):  # (the suite's default: in the due call)
         results = [compiled(x, y) for _ in range(3)]
         tier = tier_of(compiled)
         assert tier.state in (tiered.COMPILING, tiered.C)
@@ -171,7 +171,8 @@ def test_threads_calling_while_the_graph_moves_to_c():
             if bits(compiled(x, y)) != expected:
                 wrong.append(1)
 
-    with config.patch(tier_up_seconds=0.0005, tier_up_seconds_per_op=0.0):  # due within the threads' calls
+    # due within the threads' calls, compiled in the background while they call
+    with config.patch(tier_up_seconds=0.0005, tier_up_seconds_per_op=0.0, tier_up_in_background=True):
         compiled(x, y)
         threads = [threading.Thread(target=calls) for _ in range(4)]
         for thread in threads:
@@ -327,11 +328,13 @@ def test_turns_wait_while_the_graph_is_on_numpy_and_start_when_it_moves(even_clo
     f = fresh(CHAIN)
     x = np.linspace(0.0, 1.0, 64)
     compiled = dynamo.compile(f, backend="tiered")
-    with config.patch(timed_turns=4, tier_up_seconds=60.0, tier_up_in_background=False):
+    # (no recheck hits for a long while: the graph could be due before them, so the turns wait)
+    with config.patch(timed_turns=4, timed_turns_recheck=10**12, tier_up_seconds=60.0, tier_up_in_background=False):
         for _ in range(8):
             assert bits(compiled(x, x)) == bits(f(x, x))
         (entry,) = dynamo._C.cache_entries(f.__code__)
         assert (entry.probe, entry.dropped, entry.best_compiled, entry.best_original) == (0, 0, 0.0, 0.0)
+        assert not tier_of(compiled).released
         tier_of(compiled).budget = 0.0
         compiled(x, x)
         (entry,) = dynamo._C.cache_entries(f.__code__)
@@ -342,8 +345,9 @@ def test_turns_wait_while_the_graph_is_on_numpy_and_start_when_it_moves(even_clo
         assert entry.probe == 0 and entry.best_compiled > 0.0 and entry.best_original > 0.0
 
 
-def test_deferred_turns_start_after_the_recheck_hits_or_when_the_graph_stays_numpy(even_clock):
+def test_deferred_turns_start_after_the_recheck_hits_or_when_the_graph_stays_numpy(even_clock, monkeypatch):
     x = np.linspace(0.0, 1.0, 64)
+    monkeypatch.setattr(tiered, "PROJECT_AT", 10**9)  # no early projection: the recheck hits start the turns
     with config.patch(timed_turns=4, timed_turns_recheck=5, tier_up_seconds=60.0, tier_up_in_background=False):
         f = fresh(CHAIN)
         compiled = dynamo.compile(f, backend="tiered")
@@ -360,6 +364,45 @@ def test_deferred_turns_start_after_the_recheck_hits_or_when_the_graph_stays_num
         (entry,) = dynamo._C.cache_entries(g.__code__)
         assert entry.probe == 4
         assert bits(compiled_g(x, x)) == bits(g(x, x))
+
+
+def test_a_graph_too_fast_to_pay_for_c_soon_has_its_version_timed_after_its_first_calls(even_clock, tmp_path):
+    # a hot tiny graph needs far more calls than the recheck hits to run its budget on numpy: untimed, a
+    # version slower than plain would run that long; its turns start after tiered.PROJECT_AT calls instead
+    # (a cache of its own: a graph built for c in this cache before has a budget of a load, not a compile)
+    f = fresh(CHAIN)
+    x = np.linspace(0.0, 1.0, 64)
+    with config.patch(timed_turns=4, timed_turns_recheck=1000, tier_up_seconds=60.0, tier_up_in_background=False,
+                      cache_dir=str(tmp_path)):
+        compiled = dynamo.compile(f, backend="tiered")
+        probes = []
+        for _ in range(8):
+            assert bits(compiled(x, x)) == bits(f(x, x))
+            (entry,) = dynamo._C.cache_entries(f.__code__)
+            probes.append(entry.probe)
+        tier = tier_of(compiled)
+        assert tiered.PROJECT_AT == 4 and probes == [0, 0, 0, 4, 3, 2, 1, 0]
+        assert tier.state == tiered.NUMPY and tier.released and entry.best_compiled > 0.0 and not entry.dropped
+        assert "its version is timed on numpy" in tier.describe()
+        assert tier.calls == 6  # still counting (the original code took two of the turns)
+        tier.budget = 0.0  # it still moves to c when due, and its version is timed again there
+        assert bits(compiled(x, x)) == bits(f(x, x))
+        (entry,) = dynamo._C.cache_entries(f.__code__)
+        assert tier.state == tiered.C and entry.probe == 4
+
+
+def test_a_graph_that_could_pay_for_c_within_the_recheck_hits_keeps_its_turns_waiting(even_clock, tmp_path):
+    f = fresh(CHAIN)
+    x = np.linspace(0.0, 1.0, 64)
+    with config.patch(timed_turns=4, timed_turns_recheck=1000, tier_up_seconds=60.0, tier_up_in_background=False,
+                      cache_dir=str(tmp_path)):
+        compiled = dynamo.compile(f, backend="tiered")
+        compiled(x, x)
+        tier_of(compiled).spent = 59.0  # one more second of calls, at a second per call: due well before
+        for _ in range(6):
+            assert bits(compiled(x, x)) == bits(f(x, x))
+        (entry,) = dynamo._C.cache_entries(f.__code__)
+        assert entry.probe == 0 and entry.best_compiled == 0.0 and not tier_of(compiled).released
 
 
 LOG = """
