@@ -9,10 +9,12 @@ import dis
 import inspect
 import sys
 import types
+from collections.abc import Iterable
 from typing import Any
 
 import bytecode.concrete
 from bytecode import Compare, Instr
+from bytecode.instr import UNSET, InstrLocation
 
 PY312 = sys.version_info >= (3, 12)
 PY313 = sys.version_info >= (3, 13)
@@ -132,9 +134,21 @@ def push_method(method: Any, self_value: Any) -> list[Any]:
 
 
 def has_line(instr: Instr) -> bool:
-    """Whether an instruction carries a line number (a new Instr has the package's UNSET, a
-    falsy int subclass, not None)."""
-    return type(instr.lineno) is int and instr.lineno > 0
+    """Whether an instruction carries a line number (a new Instr has no location; a location's
+    line may be None)."""
+    location = instr.location
+    return location is not None and type(location.lineno) is int and location.lineno > 0
+
+
+def set_lines(items: Iterable[Any], lineno: Any, only_missing: bool = True) -> None:
+    """Give the Instrs among `items` the line `lineno` (with only_missing, those that have none),
+    as `instr.lineno = lineno` does, with one location shared by all (it is frozen): the
+    setter builds and checks one per instruction, which a graph break paid for every instruction
+    of its code."""
+    location = None if lineno is UNSET else InstrLocation(lineno, None, None, None)
+    for item in items:
+        if isinstance(item, Instr) and not (only_missing and has_line(item)):
+            item.location = location
 
 
 # ---- writing -----------------------------------------------------------------------------------------

@@ -229,9 +229,7 @@ def assemble(code: types.CodeType, compiled: "CompiledGraph | None", body: PyCod
     call = PyCodegen(code)
     if compiled is not None:
         call.append(*graph_call(code, compiled, lineno))
-    for instr in call.instructions + body.instructions:
-        if isinstance(instr, Instr) and not compat.has_line(instr):
-            instr.lineno = lineno
+    compat.set_lines(call.instructions + body.instructions, lineno)
     graph_part: list[Any] = call.instructions
     handler: list[Any] = []
     if rerun_on_error and compiled is not None:
@@ -269,9 +267,7 @@ def rerun_handler(code: types.CodeType, graph_part: list[Any], lineno: int | Non
     rerun.end_call(2 + len(names))
     tail = [handler, Instr("PUSH_EXC_INFO"), Instr("POP_TOP"), Instr("POP_EXCEPT"), *rerun.instructions,
             Instr("RETURN_VALUE")]
-    for instr in tail:
-        if isinstance(instr, Instr):
-            instr.lineno = lineno
+    compat.set_lines(tail, lineno, only_missing=False)
     return [region, *graph_part, TryEnd(region)], tail
 
 

@@ -198,9 +198,7 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
         _run_jump_or_pop(cg, tx, inst, stack)
     _clear_temps(cg)
     _emit_handlers(cg)
-    for instr in cg.instructions:  # a traceback through this code shows the user's line
-        if isinstance(instr, Instr) and not compat.has_line(instr):
-            instr.lineno = inst.lineno
+    compat.set_lines(cg.instructions, inst.lineno)  # a traceback through this code shows the user's line
     return cg
 
 

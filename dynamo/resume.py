@@ -465,9 +465,7 @@ def _make_region(code: types.CodeType, entry: int) -> PythonRegion | None:
     guarded = TryBegin(handler, False, 0)
     hand_off = [guarded, *hand_off, TryEnd(guarded), Instr("RETURN_VALUE")]
     tail = hiding_handler(handler, depth=0)
-    for instr in hand_off + tail:
-        if isinstance(instr, Instr):
-            instr.lineno = lineno
+    compat.set_lines(hand_off + tail, lineno, only_missing=False)
     transformed = bytecode_of(code)
     items: list = []
     index = 0

@@ -56,6 +56,8 @@ class GraphModule:
         self._graph = graph
         self._code: PythonCode | None = None
         self._filename = ""
+        self._forward: Any = None
+        self._drop_source: Any = None
         for node in graph.nodes:
             if node.op in (Opcode.GET_ATTR, Opcode.CALL_MODULE):
                 try:
@@ -81,18 +83,35 @@ class GraphModule:
         self.recompile()
 
     def recompile(self) -> PythonCode:
-        """Regenerate and recompile `forward` from the graph; call after editing the graph."""
+        """Regenerate `forward` from the graph; call after editing the graph. The source is
+        written now, from the graph as it is; it is compiled when `forward` is first read (a
+        backend that generates code of its own never runs it, and compiling is most of the cost)."""
         code = self._graph.python_code("self")
+        if self._forward is None and self._filename:  # the source before, never compiled: nothing shows it
+            self._drop_source.detach()
+            linecache.cache.pop(self._filename, None)
         filename = f"<fx_ir-generated-{next(_source_counter)}>"
         linecache.cache[filename] = (len(code.src), None, code.src.splitlines(keepends=True), filename)
-        namespace = dict(code.globals)
-        exec_at_user_lines(code.src, filename, namespace)
-        forward = namespace["forward"]
-        # Drop the linecache entry with the function, so recompiling in a loop does not leak sources.
-        weakref.finalize(forward, linecache.cache.pop, filename, None)
-        self.forward = types.MethodType(forward, self)
+        # dropped with the module while it is not compiled, then with the compiled function
+        self._drop_source = weakref.finalize(self, linecache.cache.pop, filename, None)
         self._code, self._filename = code, filename
+        self._forward = None
         return code
+
+    @property
+    def forward(self) -> Any:
+        """The generated function, bound to this module (compiled on first read)."""
+        if self._forward is None:
+            code, filename = self._code, self._filename
+            assert code is not None
+            namespace = dict(code.globals)
+            exec_at_user_lines(code.src, filename, namespace)
+            forward = namespace["forward"]
+            # Drop the linecache entry with the function, so recompiling in a loop does not leak sources.
+            self._drop_source.detach()
+            weakref.finalize(forward, linecache.cache.pop, filename, None)
+            self._forward = types.MethodType(forward, self)
+        return self._forward
 
     @property
     def code(self) -> str:
