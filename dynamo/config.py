@@ -163,10 +163,10 @@ c_parallel_work: int = 1 << 17
 # same graph and keeps the faster (both give NumPy's bits). DYNAMO_C_CHOOSE_FASTER=0: always the C kernels.
 c_choose_faster: bool = os.environ.get("DYNAMO_C_CHOOSE_FASTER", "1") != "0"
 
-# The backend of compile() and enable() when none is named (DYNAMO_BACKEND): "numpy" (NumPy code,
-# milliseconds to compile), "tiered" (numpy first, then "c" for the graphs that run long enough,
-# compiled in the background), "c", "eager", "triton" or any registered name.
-default_backend: str = os.environ.get("DYNAMO_BACKEND", "numpy")
+# The backend of compile() and enable() when none is named (DYNAMO_BACKEND): "tiered" (every graph on
+# "numpy" first, milliseconds to compile, then "c" for the graphs that run long enough, compiled in the
+# background; numpy for good without a C compiler), "numpy", "c", "eager", "triton" or any registered name.
+default_backend: str = os.environ.get("DYNAMO_BACKEND", "tiered")
 
 # backend="tiered": seconds of run time a graph spends on the numpy backend before it is compiled
 # for "c" in a background thread, about what a C compile with a cold cache costs (0.3-1 s of a

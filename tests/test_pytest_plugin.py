@@ -10,6 +10,8 @@ import sys
 import numpy as np
 import pytest
 
+from dynamo import config
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SAMPLE_TESTS = '''
@@ -119,7 +121,7 @@ def test_internal_errors_fail_the_test_unless_strict_is_off(tmp_path):
     assert "test_broken.py" in strict.stdout.split("InternalCompilerError", 1)[1]  # the user's line
     lenient = run_pytest(path, "-p", "dynamo.pytest_plugin", "--dynamo-strict=off")
     assert outcomes(lenient) == {"test_broken.py::test_meets_the_bug": "PASSED"}
-    summary = lenient.stdout.split("dynamo (numpy backend)", 1)[1]
+    summary = lenient.stdout.split(f"dynamo ({config.default_backend} backend)", 1)[1]
     assert "internal errors: 1" in summary and "internal error: please report: KeyError" in summary
 
 
@@ -139,7 +141,7 @@ def test_numpy_lib_tests_pass_compiled_where_they_pass_plain(tmp_path):
     compiled = run_pytest(tmp_path, "-p", "dynamo.pytest_plugin")
     assert outcomes(plain), plain.stdout[-2000:]
     assert outcomes(compiled) == outcomes(plain), compiled.stdout[-4000:]
-    assert "dynamo (numpy backend)" in compiled.stdout
+    assert f"dynamo ({config.default_backend} backend)" in compiled.stdout
 
 
 GC_TESTS = '''

@@ -1,5 +1,6 @@
-"""The "numpy" backend (the default): a graph becomes optimized NumPy code in three named stages,
-plan -> source -> callable, each logged to `dynamo.output_code` (DYNAMO_LOGS=output_code).
+"""The "numpy" backend (the first tier of every graph under the default "tiered"): a graph becomes
+optimized NumPy code in three named stages, plan -> source -> callable, each logged to
+`dynamo.output_code` (DYNAMO_LOGS=output_code).
 
 Anything the planner does not understand runs as the straight code of the graph; if a stage fails,
 the graph runs as traced (graph_module.forward), with a warning in the log.

@@ -92,7 +92,7 @@ def test_workloads_match_plain_numpy(fn, make, backend) -> None:
     assert_matches_python(fn, *make(), backend=chosen, expect_graph=True)
 
 
-def test_default_backend_is_numpy_and_kernels_appear() -> None:
+def test_numpy_backend_is_registered_and_kernels_appear() -> None:
     graphs = []
     backend = NumpyBackend(TINY, strict=True)
 

@@ -214,6 +214,22 @@ def test_enable_and_the_default_backend_setting():
             assert bits(f(x + 1.0, x)) == bits(np.sqrt((x + 1.0) * x + 1.5) - (x + 1.0) / 3.0)
 
 
+def test_tiered_is_the_default_backend_and_numpy_opts_out(tmp_path):
+    source = """
+    import numpy as np
+    import dynamo
+    f = dynamo.compile(lambda x: np.sqrt(x * 2.0 + 1.0))
+    assert (f(np.ones(8)) == np.sqrt(np.ones(8) * 2.0 + 1.0)).all()
+    graphs = [g for _, frame in dynamo.api.callback_for(None, False, None).compiled_frames for g in frame.graphs]
+    print(dynamo.config.default_backend, [hasattr(g.compiled_fn._dynamo_fn, "tier") for g in graphs])
+    """
+    env = {name: value for name, value in os.environ.items() if name != "DYNAMO_BACKEND"}
+    runs = [subprocess.run([sys.executable, "-c", textwrap.dedent(source)], capture_output=True, text=True,
+                           timeout=300, cwd=ROOT, env={**env, "DYNAMO_CACHE_DIR": str(tmp_path), **more})
+            for more in ({}, {"DYNAMO_BACKEND": "numpy"})]
+    assert [run.stdout for run in runs] == ["tiered [True]\n", "numpy [False]\n"], [run.stderr for run in runs]
+
+
 def run_python(source: str, cache, **env):
     return subprocess.run([sys.executable, "-c", textwrap.dedent(source)], capture_output=True, text=True,
                           timeout=300, cwd=ROOT, env={**os.environ, "DYNAMO_CACHE_DIR": str(cache), **env})
