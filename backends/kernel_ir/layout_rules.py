@@ -183,13 +183,10 @@ def _packed_strides(shape: tuple[int, ...], itemsize: int, order: str) -> tuple[
     return tuple(strides)
 
 
-class PhantomRun(Interpreter):
-    """Runs a graph over phantoms: each array value has NumPy's shape and strides, no data. Inputs
-    are the call's own arrays; `sizes` binds the graph's size symbols for shapes in node metas."""
-
-    def __init__(self, gm: GraphModule, sizes: dict[Any, int]) -> None:
-        super().__init__(gm)
-        self.sizes = sizes
+class LayoutRun(Interpreter):
+    """Runs a graph for the layout of its values, never running what writes or draws: such a value,
+    and what reads it, is UNKNOWN; an `out=` call or an in-place operator gives the array it writes.
+    `value_of` gives the other nodes' values."""
 
     def run_node(self, node: Node) -> Any:
         args, kwargs = self.fetch_args_kwargs_from_env(node)
@@ -204,6 +201,21 @@ class PhantomRun(Interpreter):
             return args[0]  # an ndarray's in-place operator returns it, its layout unchanged
         if node.is_impure() or (node.op == Opcode.CALL_FUNCTION and is_random(node.target)):
             return UNKNOWN  # what writes or draws is never run here
+        return self.value_of(node, args, kwargs)
+
+    def value_of(self, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+
+class PhantomRun(LayoutRun):
+    """Runs a graph over phantoms: each array value has NumPy's shape and strides, no data. Inputs
+    are the call's own arrays; `sizes` binds the graph's size symbols for shapes in node metas."""
+
+    def __init__(self, gm: GraphModule, sizes: dict[Any, int]) -> None:
+        super().__init__(gm)
+        self.sizes = sizes
+
+    def value_of(self, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self._is_view(node, args, kwargs):  # views read no element: NumPy's own strides
             return getattr(self, node.op.value)(node.target, args, kwargs)
         if self._allocates(node, args):

@@ -18,30 +18,18 @@ from typing import Any
 
 import numpy as np
 
-from ...fx_ir import GraphModule, Interpreter, Node, TensorMeta, is_random
+from ...fx_ir import GraphModule, Node, TensorMeta
 from ...fx_ir.node import Opcode
 from .layout_rules import UNKNOWN as _UNKNOWN
-from .layout_rules import GiveUp, PhantomRun, is_in_place, is_view_node, reads_unknown, replayed, size_bindings
+from .layout_rules import GiveUp, LayoutRun, PhantomRun, is_view_node, replayed, size_bindings
 
 _KEYS_KEPT = 16  # layouts remembered per graph (each a different shape or strides of its inputs)
 
 
-class _Witness(Interpreter):
+class _Witness(LayoutRun):
     """Runs the pure nodes as NumPy: each value is NumPy's result (its layout is what counts)."""
 
-    def run_node(self, node: Node) -> Any:
-        args, kwargs = self.fetch_args_kwargs_from_env(node)
-        if node.op in (Opcode.PLACEHOLDER, Opcode.OUTPUT):
-            return getattr(self, node.op.value)(node.target, args, kwargs)
-        if node.op == Opcode.CALL_MODULE or reads_unknown(args, kwargs):
-            return _UNKNOWN
-        out = kwargs.get("out")
-        if out is not None:  # NumPy returns the given output (a tuple of one for out=(a,))
-            return out[0] if isinstance(out, tuple) and len(out) == 1 else out
-        if node.op == Opcode.CALL_FUNCTION and is_in_place(node.target) and isinstance(args[0], np.ndarray):
-            return args[0]  # an ndarray's in-place operator returns it, its layout unchanged
-        if node.is_impure() or (node.op == Opcode.CALL_FUNCTION and is_random(node.target)):
-            return _UNKNOWN  # never run twice what writes or draws
+    def value_of(self, node: Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         try:
             return getattr(self, node.op.value)(node.target, args, kwargs)
         except Exception:  # a value a skipped write would have changed may be invalid here
