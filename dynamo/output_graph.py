@@ -349,6 +349,12 @@ class OutputGraph:
         self.graph.output(tuple(v.node for v in unique))
         self.keep_unused_work()
         self.graph.eliminate_dead_code()
+        if self.shape_env.relations:  # sizes guarded equal get one symbol: backends fuse across inputs
+            from .shapes.equal_dims import equal_dims, unify_dims
+
+            replacements = equal_dims(self.shape_env.relations, self.shape_env.symbols)
+            if replacements:
+                unify_dims(self.graph, self.submodules, replacements)
         used = {n for n in self.graph.nodes if n.op == "placeholder"}
         inputs = [i for i in self.inputs.values() if i.variable.node in used]
         gm = GraphModule(self.submodules, self.graph)

@@ -164,6 +164,26 @@ def test_symbolic_sizes_one_binary_serves_every_size():
     assert len(recorder.compiled) == 1
 
 
+def test_inputs_whose_sizes_the_trace_guarded_equal_fuse_into_one_kernel():
+    """x * y guards s0 == s1: the graph names both sizes s0, so the chain is one C kernel (before, every
+    op after the first ran as NumPy code: "cannot broadcast (s0,) to (s1,)"); sizes that differ later
+    fail the guard and recompile, and an outer product keeps its two sizes apart."""
+    def chain(x, y):
+        return (x * y + 1.0) * x - y
+
+    def outer(x, y):
+        return x[:, None] * y[None, :] + 1.0
+
+    for fn, shapes in ((chain, [(7, 7), (9, 9), (9, 1), (3, 3)]), (outer, [(4, 6), (5, 8), (5, 5)])):
+        recorder = Recorder()
+        compiled = dynamo.compile(fn, backend=recorder, dynamic=True)
+        for n, m in shapes:
+            x, y = RNG.standard_normal(n), RNG.standard_normal(m)
+            same(compiled(x, y), fn(x, y))
+        assert all(not c.fallback_nodes and c.kernel_count == 1 for c in recorder.compiled), \
+            [c.fallback_nodes for c in recorder.compiled]
+
+
 def test_threaded_and_single_threaded_kernels_agree():
     def f(a, b):
         return np.maximum(a * b - 1.0, 0.0), (a > b).sum(axis=1), a.argmax(axis=1)
