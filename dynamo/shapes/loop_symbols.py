@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..exc import Category, Unsupported
-from ..fx_ir.int_expr import IntExpr, LoopSym, Mod, lift
+from ..fx_ir.int_expr import FloorDiv, IntExpr, LoopSym, Mod, lift
 from ..fx_ir.lazy_sympy import sympy
 
 if TYPE_CHECKING:
@@ -263,8 +263,8 @@ def _small_direction(expr: IntExpr, name: str) -> int | None:
             continue
         if type(atom) is LoopSym:
             inner = 1
-        elif type(atom).__name__ == "FloorDiv":
-            slope = dict((a.key, c) for a, c in atom.inner.terms)[name]  # type: ignore[attr-defined]
+        elif type(atom) is FloorDiv:
+            slope = next(c for a, c in atom.inner.terms if a.key == name)
             inner = 1 if slope > 0 else -1
         else:
             return None
