@@ -375,13 +375,14 @@ def _op_name(node: Any) -> str:
 
 def explain(fn: Callable[..., Any], **compile_options: Any) -> Callable[..., ExplainOutput]:
     """`dynamo.explain(fn)(*args, **kwargs)`: run fn compiled once (from a clean cache) and return
-    the report. Options are those of dynamo.compile (backend defaults to "eager")."""
-    from . import api
+    the report. Options are those of dynamo.compile, with the same default backend, so that the report
+    (tiers, steps that run as NumPy code between kernels) is what compile would do."""
+    from . import api, config
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
         api.reset()
-        options = {"backend": "eager", "fullgraph": False, "dynamic": None, **compile_options}
+        options = {"backend": config.default_backend, "fullgraph": False, "dynamic": None, **compile_options}
         api.compile(fn, **options)(*args, **kwargs)
         return report_from(api.callback_for(options["backend"], options["fullgraph"], options["dynamic"]))
 
