@@ -26,5 +26,7 @@ sympy: Any = _Sympy()
 def is_sympy(value: Any) -> bool:
     """`isinstance(value, sympy.Basic)`, False at no cost while sympy was never imported (nothing
     can be a sympy object then)."""
-    module = sys.modules.get("sympy")
-    return module is not None and isinstance(value, module.Basic)
+    # another thread may be importing sympy (a backend compiling in the background): a module still
+    # initializing has no Basic yet, and nothing this thread holds can be a sympy object then
+    basic = getattr(sys.modules.get("sympy"), "Basic", None)
+    return basic is not None and isinstance(value, basic)
