@@ -97,7 +97,12 @@ def check_container_size(length: int, what: str, knob: str = "container_size_lim
 
 def repeated_length(items: list[Any], count: Any) -> int:
     """The count of `sequence * count` for a sequence tracked item by item, checked against the limit."""
-    times = max(operator.index(count), 0)
+    try:
+        times = max(operator.index(count), 0)
+    except TypeError:  # `[1] * 3.0`, `[1] * np.float64(3)`: Python raises, at the program's line
+        unsupported(Category.EXCEPTION,
+                    f"can't multiply sequence by non-int of type '{type(count).__name__}' (TypeError)",
+                    "the original code runs and raises it")
     check_container_size(len(items) * times, "a repeated sequence", "fold_size_limit")
     return times
 

@@ -75,6 +75,21 @@ def test_list_concatenation_and_repetition():
     check(f, (A, [1.0, 2.0]), (B, []))
 
 
+def test_repeating_a_sequence_by_a_count_that_is_not_an_integer_raises_like_python():
+    def times(seq, count):
+        return seq * count
+
+    def in_place(x, count):
+        items = [x]
+        items *= count
+        return items
+
+    # NumPy integers and bools repeat; floats, NumPy floats and strings raise TypeError
+    for count in (np.int_(3), np.uint8(2), True, 2.0, np.float64(3), "2"):
+        check(times, ([1], count), ((1, 2), count), graph=False)
+        check(in_place, (A, count), graph=False)
+
+
 def test_nested_lists_and_tuples():
     def f(x):
         grid = [[x, x + 1], [x + 2, x + 3]]
