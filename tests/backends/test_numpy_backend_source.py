@@ -160,3 +160,30 @@ def test_tracebacks_show_generated_lines() -> None:
         assert "matmul = a @ b" in "".join(traceback.format_exception(error))
     else:
         raise AssertionError("expected a shape error")
+
+
+
+def test_nested_loops_call_the_inner_loop_statement_directly() -> None:
+    import dynamo
+    from dynamo.backends.numpy_cpu import numpy_backend
+
+    def grid(a, out):
+        for i in range(a.shape[0]):
+            for j in range(a.shape[1]):
+                out[i, j] = a[i, j] * 2.0 + i - j
+        return out
+
+    made = []
+
+    def recording(gm, inputs):
+        made.append(numpy_backend(gm, inputs))
+        return made[-1]
+
+    compiled = dynamo.compile(grid, backend=recording)
+    for rows, cols in ((3, 70), (5, 80)):  # loops longer than the unrolling limit stay loops
+        a = np.arange(rows * cols * 1.0).reshape(rows, cols)
+        assert compiled(a, np.zeros((rows, cols))).tobytes() == grid(a, np.zeros((rows, cols))).tobytes()
+    # the whole loop statements, without the loop objects' own call in between
+    assert ".run_loop(0, " in made[-1].source
+    outer_loop = next(v for v in vars(made[-1].__globals__["self"]).values() if hasattr(v, "run_loop"))
+    assert ".run_loop(0, " in outer_loop.run_loop.source
