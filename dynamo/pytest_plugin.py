@@ -12,6 +12,12 @@ Before any test module is imported, the compiler and its backend are loaded and 
 is moved to the collector's permanent generation (gc.freeze): they live as long as the run, and each
 gc.collect() of a test (CPython's test_dict calls it 87 times) would walk them all again. No object
 of a test exists yet, so none is kept from being collected; the run's end unfreezes them.
+
+A graph of backend "tiered" moves to c in the call that finds it due, not in a thread beside the
+tests: the compile uses process-wide state that a test uses too (warnings.catch_warnings swaps the
+one filter list, and on CPython 3.11/3.12 ast.parse keeps its depth count per interpreter), so a
+compile racing a test changed the test's outcome (NumPy's test_nanfunctions under the plugin: an
+"All-NaN slice" warning its catch_warnings ignored was raised as an error).
 """
 from __future__ import annotations
 
@@ -47,6 +53,8 @@ def pytest_configure(config: Any) -> None:
     plugin = _CompiledTests(backend, callback)
     plugin.saved_strict = dynamo_config.strict
     dynamo_config.strict = config.getoption("--dynamo-strict") == "on"
+    plugin.saved_background = dynamo_config.tier_up_in_background
+    dynamo_config.tier_up_in_background = False
     config.pluginmanager.register(plugin, "dynamo-compiled-tests")
     _settle_compiler(backend)
 
@@ -66,6 +74,7 @@ def pytest_unconfigure(config: Any) -> None:
     plugin = config.pluginmanager.get_plugin("dynamo-compiled-tests")
     if plugin is not None:
         dynamo_config.strict = plugin.saved_strict
+        dynamo_config.tier_up_in_background = plugin.saved_background
         gc.unfreeze()
 
 
@@ -81,6 +90,7 @@ class _CompiledTests:
         self.counts: Counter[str] = Counter()
         self.reasons: Counter[str] = Counter()
         self.saved_strict = False  # dynamo.config.strict before the run, restored after it
+        self.saved_background = True  # dynamo.config.tier_up_in_background, likewise
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: Any) -> Any:

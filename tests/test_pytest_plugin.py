@@ -196,3 +196,22 @@ def test_the_compiler_is_loaded_and_frozen_before_the_tests_and_their_cycles_are
     compiled_frozen, compiled_loaded = re.search(r"FROZEN (\d+) (\w+)", compiled.stdout).groups()
     assert (plain_loaded, compiled_loaded) == ("False", "True")
     assert int(compiled_frozen) > int(plain_frozen)
+
+
+BACKGROUND_TESTS = '''
+import dynamo
+
+
+def test_report_where_graphs_move():
+    print("IN_BACKGROUND", dynamo.config.tier_up_in_background)
+'''
+
+
+def test_graphs_move_to_c_in_the_tests_own_calls_not_in_a_thread_beside_them(tmp_path):
+    # a compile thread beside the tests raced their catch_warnings (one process-wide filter list)
+    path = tmp_path / "test_background.py"
+    path.write_text(BACKGROUND_TESTS)
+    plain = run_pytest(path, "-s")
+    compiled = run_pytest(path, "-s", "-p", "dynamo.pytest_plugin")
+    assert "IN_BACKGROUND True" in plain.stdout
+    assert "IN_BACKGROUND False" in compiled.stdout
