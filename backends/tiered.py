@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from . import settings
+from ..fx_ir.small_size import graph_to_sympy
 from .registry import lookup_backend, register_backend
 
 log = logging.getLogger("dynamo.tiers")
@@ -117,6 +118,7 @@ class TieredGraph:
             self.failed(error)
             return
         try:
+            graph_to_sympy(self.graph_module)  # backend c reads sizes as sympy's
             made = lookup_backend("c")(self.graph_module, list(args))
         except CCompilerUnavailable as error:
             self.stay(_WORKER.compiler_missing(f"no C compiler ({error})"))

@@ -146,6 +146,9 @@ def reset() -> None:
     assembler = sys.modules.get(f"{__package__}.assembler")  # loaded with the tracer, if it ever ran
     if assembler is not None:
         assembler.reset_failures()
+    convert_frame = sys.modules.get(f"{__package__}.convert_frame")
+    if convert_frame is not None:
+        convert_frame.forget_sympy_needs()
     for callback in _callbacks.values():
         callback.reset()
 

@@ -47,6 +47,11 @@ triton_interpret: bool = os.environ.get("TRITON_INTERPRET", "0").lower() in ("1"
 triton_autotune: bool = os.environ.get("DYNAMO_TRITON_AUTOTUNE", "1") != "0"
 triton_autotune_min_elements: int = 1 << 20
 
+# Trace dynamic sizes in their small form first (fx_ir/small_size.py: sums of size symbols, no sympy)
+# for backends that read it (numpy, tiered); a trace that leaves it is redone with sympy. Off: sympy
+# from the first dynamic size (the same decisions and guards, only slower to start).
+small_sizes: bool = os.environ.get("DYNAMO_SMALL_SIZES", "1") != "0"
+
 # Comma-separated log artifacts to enable: graph, guards, bytecode, breaks, recompiles,
 # output_code (see dynamo/logs.py).
 logs: str = os.environ.get("DYNAMO_LOGS", "")

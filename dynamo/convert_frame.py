@@ -42,16 +42,54 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
     is compiled and the rest of the frame continues in a resume function (graph_break.py).
     With fullgraph=True the first such instruction raises instead. `over_budget`: functions that
     ran past config.trace_instruction_budget as frames of their own, which calls do not inline.
+    For the backends that read sizes in their small form, the first trace of a code object runs
+    without sympy (fx_ir/lazy_sympy.py); one that needs it is redone with it.
     """
+    from .fx_ir.lazy_sympy import SympyNeeded, sympy_forbidden
+
     traced: list[Any] = []  # every trace's state, taken apart at the end (see _take_apart)
     try:
-        return _trace_frame(frame, backend, backend_name, fullgraph, traced, over_budget or {})
+        code = frame.f_code
+        if backend_name in _SMALL_SIZE_BACKENDS and config.small_sizes and code not in _NEEDED_SYMPY:
+            try:
+                with sympy_forbidden():
+                    return _trace_frame(frame, backend, backend_name, fullgraph, traced, over_budget or {})
+            except SympyNeeded as needed:
+                _NEEDED_SYMPY.add(code)  # its recompiles start with sympy: no trace thrown away twice
+                guards_log.debug("%s: traced again with sympy: %s leaves the small integer fragment (%s)",
+                                 frame.f_code.co_qualname, needed.what, _where_needed(needed))
+                _take_apart(traced)
+                traced.clear()
+        with sympy_forbidden(False):  # (a frame compiled while another is traced without sympy)
+            return _trace_frame(frame, backend, backend_name, fullgraph, traced, over_budget or {})
     except DynamoError:  # raised on purpose: a graph break, a backend's failure, a user's error
         raise
     except Exception as error:  # anything else is a bug of ours
         raise InternalCompilerError(error, frame.f_code.co_qualname, _last_location(traced, frame.f_code)) from error
     finally:
         _take_apart(traced)
+
+
+# backends that read sizes in their small form (fx_ir/small_size.py): a trace for them starts without
+# sympy; the tiered backend hands its graphs to "c" with sympy sizes
+_SMALL_SIZE_BACKENDS = frozenset({"numpy", "tiered"})
+# code objects whose trace left the small form once
+_NEEDED_SYMPY: weakref.WeakSet[types.CodeType] = weakref.WeakSet()
+
+
+def forget_sympy_needs() -> None:
+    """dynamo.reset(): every code object's next trace starts without sympy again."""
+    _NEEDED_SYMPY.clear()
+
+
+def _where_needed(needed: BaseException) -> str:
+    """file:line (function) of the code that used sympy, for the guards log."""
+    import traceback
+
+    for entry in reversed(traceback.extract_tb(needed.__traceback__)):
+        if not entry.filename.endswith(("lazy_sympy.py", "small_size.py")):
+            return f"{os.path.basename(entry.filename)}:{entry.lineno} ({entry.name})"
+    return "?"
 
 
 def _last_location(traced: list[Any], code: types.CodeType) -> SourceLocation:

@@ -167,12 +167,19 @@ class _PeelingIterator(VariableTracker):
         plan = self.plan
         if not self.started:
             self.started = True
-            relation = sympy.Gt(plan.stop, plan.start) if plan.step > 0 else sympy.Lt(plan.stop, plan.start)
-            if not env.decide_relation(relation):
+            if isinstance(plan.start, int) and isinstance(plan.stop, int):  # no sympy for int bounds
+                runs = plan.stop > plan.start if plan.step > 0 else plan.stop < plan.start
+            else:
+                runs = env.decide_relation(sympy.Gt(plan.stop, plan.start) if plan.step > 0
+                                           else sympy.Lt(plan.stop, plan.start))
+            if not runs:
                 return None
             return plan.item(tx, SymbolicIntVariable.create(tx.output, plan.start))
-        rest = sympy.sympify(plan.start) + plan.step
-        rest = int(rest) if rest.is_Integer else rest
+        if isinstance(plan.start, int):
+            rest = plan.start + plan.step
+        else:
+            rest = sympy.sympify(plan.start) + plan.step
+            rest = int(rest) if rest.is_Integer else rest
         me = tx.pop()
         capture(tx, self.key, self.for_ip, ItemPlan(rest, plan.stop, plan.step, plan.make_item), peeled=True,
                 unroll_if_fused=self.unroll_if_fused)

@@ -56,6 +56,16 @@ class LoopSym(Atom):
         return self.name
 
 
+class SizeSym(LoopSym):
+    """A positive integer symbol: a dynamic size of the trace (`s0`), sympy's
+    `Symbol(name, integer=True, positive=True)`."""
+
+    def to_sympy(self, resolve: Callable[[str], Any]) -> Any:
+        from .lazy_sympy import sympy
+
+        return sympy.Symbol(self.name, integer=True, positive=True)
+
+
 class FloorDiv(Atom):
     """inner // divisor, divisor > 0, inner a sum of symbols (no atom of its own)."""
 
@@ -150,7 +160,7 @@ class IntExpr:
 
     def is_affine(self) -> bool:
         """Only symbols (no floor, Mod, Min or Max)."""
-        return all(type(a) is LoopSym for a, _ in self.terms)
+        return all(isinstance(a, LoopSym) for a, _ in self.terms)
 
     def value(self, values: dict[str, int]) -> int:
         return self.const + sum(c * a.value(values) for a, c in self.terms)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .node import Node, Opcode
+from .small_size import SizeExpr
 from .targets import qualified_name
 from .tensor_meta import TensorMeta
 
@@ -63,7 +64,8 @@ def format_meta(node: Node) -> str:
 def _meta_text(val: Any) -> str:
     if isinstance(val, TensorMeta):
         return str(val)
-    text = f"{type(val).__name__} {val!r}"
+    kind = val.sympy_class if isinstance(val, SizeExpr) else type(val).__name__  # printed as either form is
+    text = f"{kind} {val!r}"
     return text if len(text) <= _MAX_CONST_REPR else text[: _MAX_CONST_REPR - 3] + "..."
 
 

@@ -2,13 +2,17 @@
 stands for (`(s0 + 1) // 2`), for size guards checked at run time and for backends that compute sizes."""
 from __future__ import annotations
 
+from . import small_size
 from .lazy_sympy import sympy
+from .small_size import Relation, SizeExpr
 
 _RELATIONS = {"Eq": "==", "Ne": "!=", "Ge": ">=", "Gt": ">", "Le": "<=", "Lt": "<"}  # sympy's names
 
 
 def python_source(expr: sympy.Basic, names: dict[sympy.Symbol, str]) -> str:
     """Python source of an integer size expression or relation (exact integer arithmetic)."""
+    if isinstance(expr, (SizeExpr, Relation, int)):
+        return small_size.python_source(expr, names)
     go = lambda e: python_source(e, names)  # noqa: E731
     if isinstance(expr, sympy.Symbol):
         if expr not in names:

@@ -18,6 +18,7 @@ from ...fx_ir.lazy_sympy import is_sympy, sympy
 
 from ...fx_ir import Graph, Node, TensorMeta, map_arg
 from ...fx_ir.ops import OpInfo, OpKind, lookup_attribute, lookup_function, lookup_method
+from ...fx_ir.small_size import SizeExpr
 from .sizes import Sizes
 
 
@@ -190,7 +191,7 @@ def _elementwise_links(info: NodeInfo, operands: list[Any], sizes: Sizes) -> boo
         if not isinstance(meta, TensorMeta):
             if isinstance(meta, (bool, int, float, complex, np.generic)):
                 continue  # a scalar computed in the graph: the same for every block
-            if (is_sympy(meta) and isinstance(meta, sympy.Expr)) and meta.is_integer:
+            if isinstance(meta, SizeExpr) or ((is_sympy(meta) and isinstance(meta, sympy.Expr)) and meta.is_integer):
                 continue  # a Python int computed from sizes (n // 2): the same for every block too
             return False
         offset = out.ndim - meta.ndim

@@ -14,10 +14,20 @@ from ...fx_ir.lazy_sympy import is_sympy, sympy
 
 from ...fx_ir import Graph, Node, TensorMeta
 from ...fx_ir.size_source import python_source
+from ...fx_ir.small_size import SizeExpr
 
 
 def is_static(value: Any) -> bool:
+    if isinstance(value, SizeExpr):
+        return False
     return isinstance(value, (int, np.integer)) or (is_sympy(value) and isinstance(value, sympy.Integer))
+
+
+def is_symbol(value: Any) -> bool:
+    """A size that is one symbol (s0), in the small form or sympy's."""
+    if isinstance(value, SizeExpr):
+        return value.is_Symbol
+    return is_sympy(value) and isinstance(value, sympy.Symbol)
 
 
 class Sizes:
@@ -41,7 +51,7 @@ class Sizes:
             if not isinstance(meta, TensorMeta) or not isinstance(value, np.ndarray) or value.ndim != meta.ndim:
                 continue
             for dim, size in enumerate(meta.shape):
-                if (is_sympy(size) and isinstance(size, sympy.Symbol)) and size not in origins:
+                if is_symbol(size) and size not in origins:
                     origins[size] = (node, dim)
                     hints[size] = int(value.shape[dim])
         return cls(hints, origins)

@@ -14,7 +14,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..fx_ir.lazy_sympy import is_sympy, sympy
+from ..fx_ir.lazy_sympy import forbidden, is_sympy, sympy
+from ..fx_ir.small_size import Relation, SizeExpr, only_sizes, size_symbol
 
 from ..exc import DynamoError, SourceLocation
 from ..fx_ir.ops.symbolic import SizeOracle, is_symbolic
@@ -91,6 +92,9 @@ class ShapeEnv(SizeOracle):
         self.loop_nodes: dict[sympy.Symbol, Any] = {}  # their values in the body graphs
         # loops over int bounds whose variables are in their small form (fx_ir/int_expr.py), by symbol name
         self.small_loops: dict[str, loop_symbols.SmallLoop] = {}
+        # sizes in their small form (fx_ir/small_size.py) while the trace runs without sympy
+        self.small = forbidden()
+        self._small_values: dict[str, int] = {}  # specialized symbols, by name
 
     # ---- symbols ---------------------------------------------------------------------------------
     def array_shape(self, source: Any, shape: tuple[int, ...], dynamic: set[int], marked: set[int],
@@ -122,10 +126,13 @@ class ShapeEnv(SizeOracle):
         return symbol
 
     def _new_symbol(self, source: Any, dim: int | None, hint: int, marked: bool, why: str) -> sympy.Symbol:
-        symbol = sympy.Symbol(f"s{len(self.symbols)}", integer=True, positive=True)
+        name = f"s{len(self.symbols)}"
+        symbol = size_symbol(name) if self.small else sympy.Symbol(name, integer=True, positive=True)
         self.symbols[symbol] = SymbolInfo(symbol, int(hint), source, dim, marked, why)
         log.debug("%s = %s (%s; traced with %d)", symbol, self.symbols[symbol].origin, why, hint)
         self.hints[symbol] = int(hint)
+        if self.small:
+            return symbol
         shifted = sympy.Symbol(f"_t{len(self.symbols)}", integer=True, nonnegative=True)
         self._known[symbol] = shifted + MIN_DYNAMIC_SIZE
         return symbol
@@ -143,6 +150,10 @@ class ShapeEnv(SizeOracle):
         return expr.to_sympy(resolve)
 
     def hint(self, expr: Any) -> int:
+        if isinstance(expr, SizeExpr):
+            return expr.value({s.key: n for s, n in self._hint_names().items()})
+        if isinstance(expr, int):
+            return expr
         value = sympy.sympify(expr).xreplace(self.hints)
         return int(value)
 
@@ -151,7 +162,55 @@ class ShapeEnv(SizeOracle):
         """expr with every symbol as what is known of it (>= 2, or its specialized value)."""
         return sympy.expand(sympy.sympify(expr).xreplace(self._known))
 
+    def _hint_names(self) -> dict[Any, int]:
+        return {atom: n for symbol, n in self.hints.items() for atom, _ in symbol.terms}
+
+    def _small_sign(self, expr: Any) -> tuple[int, bool | None, bool | None]:
+        """Of a small size expression: (its value for the hints, whether it is >= 0 for every size
+        the guards allow, whether it is 0 for every one of them; None: that depends on the sizes).
+        Every symbol is t + 2 with t >= 0, or its specialized value: what sympy's assumptions see
+        in ShapeEnv._reduced, decided as they decide it (signs of the coefficients, and parity)."""
+        if isinstance(expr, int):
+            return expr, expr >= 0, expr == 0
+        const, slopes = expr.const, []
+        for atom, coefficient in expr.terms:
+            if atom.key in self._small_values:
+                const += coefficient * self._small_values[atom.key]
+            else:
+                const += coefficient * MIN_DYNAMIC_SIZE
+                slopes.append(coefficient)
+        value = self.hint(expr)
+        if not slopes:
+            return value, const >= 0, const == 0
+        sign: bool | None = None
+        zero: bool | None = None
+        if all(k > 0 for k in slopes) and const >= 0:
+            sign, zero = True, (False if const > 0 else None)
+        elif all(k < 0 for k in slopes) and const <= 0:
+            sign, zero = (False if const < 0 else None), (False if const < 0 else None)
+        if all(k % 2 == 0 for k in slopes) and const % 2 == 1:  # an odd number is never 0
+            zero = False
+        return value, sign, zero
+
+    def _small_decide_equal(self, a: Any, b: Any) -> bool:
+        value, _, zero = self._small_sign(a - b)
+        if zero is not None:
+            return zero
+        equal = value == 0
+        self.record(Relation("Eq" if equal else "Ne", a, b))
+        return equal
+
+    def _small_decide_nonnegative(self, a: Any) -> bool:
+        value, sign, _ = self._small_sign(a)
+        if sign is not None:
+            return sign
+        nonneg = value >= 0
+        self.record(_small_ordered(a, nonneg))
+        return nonneg
+
     def decide_equal(self, a: Any, b: Any) -> bool:
+        if self.small and only_sizes(a) and only_sizes(b):
+            return self._small_decide_equal(a, b)
         if loop_symbols.mentions_loop(self, sympy.sympify(a) - b):
             return loop_symbols.decide_equal_in_loop(self, a, b)
         d = self._reduced(sympy.sympify(a) - b)
@@ -167,6 +226,8 @@ class ShapeEnv(SizeOracle):
         return equal
 
     def decide_nonnegative(self, a: Any) -> bool:
+        if self.small and only_sizes(a):
+            return self._small_decide_nonnegative(a)
         if loop_symbols.mentions_loop(self, a):
             return loop_symbols.loop_sign(self, a, lambda: f"whether {a} >= 0")
         known = self._nonnegative(a)
@@ -218,7 +279,7 @@ class ShapeEnv(SizeOracle):
         return None
 
     def record(self, relation: sympy.Basic, note: str = "") -> None:
-        if relation in (sympy.true, sympy.false) or relation in self.relations:
+        if relation in self.relations or (not isinstance(relation, Relation) and relation in (sympy.true, sympy.false)):
             return
         self.relations[relation] = note
         log.debug("size guard %s%s", relation, f"  ({note})" if note else "")
@@ -236,6 +297,8 @@ class ShapeEnv(SizeOracle):
                 raise loop_symbols.iteration_dependent(self, f"the value of {value} ({why})")
             for symbol in sorted(value.free_symbols, key=str):
                 self._specialize_symbol(symbol, why)
+            if isinstance(value, SizeExpr):
+                return value.xreplace(self.hints)
             result = sympy.sympify(value.xreplace(self.hints))
             return int(result) if result.is_Integer else (bool(result) if result in (sympy.true, sympy.false) else result)
         return value
@@ -255,6 +318,10 @@ class ShapeEnv(SizeOracle):
         self.specializations[symbol] = spec
         log.debug("%s (%s) specialized to %d: %s%s", symbol, info.origin, info.hint, spec,
                   f"\n    {location.text}" if location and location.text else "")
+        if isinstance(symbol, SizeExpr):
+            self._small_values[str(symbol)] = info.hint
+            self.record(Relation("Eq", symbol, info.hint), f"specialized: {spec}")
+            return
         self._known[symbol] = sympy.Integer(info.hint)
         self.record(sympy.Eq(symbol, info.hint), f"specialized: {spec}")
 
@@ -314,6 +381,15 @@ def _atom_bounds(atom: sympy.Expr) -> tuple[list[sympy.Expr], list[sympy.Expr]] 
     if isinstance(atom, sympy.Max):
         return list(atom.args), []
     return None
+
+
+def _small_ordered(expr: SizeExpr, nonneg: bool) -> Relation:
+    """_ordered of a small size expression (the same relation, as sympy writes it)."""
+    pos = sum((coefficient * size_symbol(atom.key) for atom, coefficient in expr.terms if coefficient > 0), 0)
+    neg = sum((-coefficient * size_symbol(atom.key) for atom, coefficient in expr.terms if coefficient < 0), 0)
+    if isinstance(pos, int):  # 20 - s0 >= 0 -> s0 <= 20
+        return Relation("Le" if nonneg else "Gt", neg, expr.const)
+    return Relation("Ge" if nonneg else "Lt", pos, neg - expr.const)
 
 
 def _ordered(expr: sympy.Expr, nonneg: bool) -> sympy.Basic:

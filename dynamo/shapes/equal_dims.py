@@ -13,6 +13,7 @@ from typing import Any
 from ..fx_ir import GraphModule, TensorMeta
 from ..fx_ir.lazy_sympy import is_sympy, sympy
 from ..fx_ir.node import map_aggregate
+from ..fx_ir.small_size import Relation, SizeExpr
 
 
 def equal_dims(relations: Any, symbols: dict[Any, Any]) -> dict[Any, Any]:
@@ -27,16 +28,20 @@ def equal_dims(relations: Any, symbols: dict[Any, Any]) -> dict[Any, Any]:
         return s
 
     for relation in relations:
-        if not isinstance(relation, sympy.Eq):
+        if not (relation.kind == "Eq" if isinstance(relation, Relation) else isinstance(relation, sympy.Eq)):
             continue
         a, b = relation.lhs, relation.rhs
-        if not all(isinstance(s, sympy.Symbol) and s in symbols and symbols[s].dim is not None for s in (a, b)):
+        if not all(_is_symbol(s) and s in symbols and symbols[s].dim is not None for s in (a, b)):
             continue
         ra, rb = root(a), root(b)
         if ra is not rb:
             first, later = (ra, rb) if order[ra] < order[rb] else (rb, ra)
             parent[later] = first
     return {s: root(s) for s in parent}
+
+
+def _is_symbol(size: Any) -> bool:
+    return size.is_Symbol if isinstance(size, SizeExpr) else isinstance(size, sympy.Symbol)
 
 
 def unify_dims(graph: Any, submodules: dict[str, Any], replacements: dict[Any, Any]) -> None:

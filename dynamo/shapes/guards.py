@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..fx_ir.lazy_sympy import sympy
+from ..fx_ir.small_size import Relation, SizeExpr, sum_args
 from ..fx_ir.size_source import python_source
 
 from ..sources import AttrSource
@@ -63,7 +64,9 @@ class SizeGuards:
             if source in self.scalars:  # an int argument: its value is the symbol
                 symbol = shape[0]
                 names[symbol], where[symbol], self.bindings[symbol] = str(symbol), (k, None), f"sh{k}"
-                self.programs[len(self.texts)] = size_program(sympy.Ge(symbol, MIN_DYNAMIC_SIZE), where)
+                at_least = Relation("Ge", symbol, MIN_DYNAMIC_SIZE) if isinstance(symbol, SizeExpr) \
+                    else sympy.Ge(symbol, MIN_DYNAMIC_SIZE)
+                self.programs[len(self.texts)] = size_program(at_least, where)
                 self._add(f"{symbol} >= {MIN_DYNAMIC_SIZE}  ({symbol} = {env.symbols[symbol].origin})",
                           f"{symbol} >= {MIN_DYNAMIC_SIZE}", [(k, None)], source)
                 continue
@@ -158,13 +161,15 @@ _SZ = {name: code for code, name in enumerate(
      "int"))}
 _SZ_RELATIONS = {"Equality": "eq", "Unequality": "ne", "StrictLessThan": "lt", "LessThan": "le",
                  "StrictGreaterThan": "gt", "GreaterThan": "ge"}  # sympy's relation classes, by name
+_SZ_SMALL_RELATIONS = {"Eq": "eq", "Ne": "ne", "Lt": "lt", "Le": "le", "Gt": "gt", "Ge": "ge"}
 _SZ_STACK = 16  # SIZES_STACK
 
 
 def size_program(relation: sympy.Basic, where: dict[sympy.Symbol, tuple[int, int | None]]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(the arrays it reads, the csrc `sizes` program) of one relation; NotImplementedError when
     it has no such program (then the Python predicate checks it)."""
-    kind = _SZ_RELATIONS.get(type(relation).__name__)
+    kind = _SZ_SMALL_RELATIONS[relation.kind] if isinstance(relation, Relation) \
+        else _SZ_RELATIONS.get(type(relation).__name__)
     if kind is None:
         raise NotImplementedError(relation)
     arrays: list[int] = []
@@ -177,7 +182,9 @@ def size_program(relation: sympy.Basic, where: dict[sympy.Symbol, tuple[int, int
         depth[1] = max(depth[1], depth[0])
 
     def emit(e: sympy.Expr) -> None:
-        if e.is_Integer:
+        if isinstance(e, int | SizeExpr):
+            emit_small(e)
+        elif e.is_Integer:
             if not -2 ** 63 <= int(e) < 2 ** 63:
                 raise NotImplementedError(e)
             push(_SZ["const"], int(e), change=1)
@@ -221,6 +228,33 @@ def size_program(relation: sympy.Basic, where: dict[sympy.Symbol, tuple[int, int
             push(_SZ["abs"], change=0)
         else:
             raise NotImplementedError(e)
+
+    def emit_small(e: Any) -> None:
+        if isinstance(e, int):
+            if not -2 ** 63 <= e < 2 ** 63:
+                raise NotImplementedError(e)
+            push(_SZ["const"], e, change=1)
+            return
+        if e.is_Symbol:
+            if e not in where:
+                raise NotImplementedError(e)
+            k, d = where[e]
+            if k not in arrays:
+                arrays.append(k)
+            if d is None:  # a dynamic int argument
+                push(_SZ["int"], arrays.index(k), change=1)
+            else:
+                push(_SZ["dim"], arrays.index(k), d, change=1)
+            return
+        for n, arg in enumerate(sum_args(e)):
+            if isinstance(arg, tuple):
+                emit_small(arg[0])
+                emit_small(arg[1])
+                push(_SZ["mul"], change=-1)
+            else:
+                emit_small(arg)
+            if n:
+                push(_SZ["add"], change=-1)
 
     emit(relation.lhs)
     emit(relation.rhs)

@@ -15,6 +15,7 @@ from ..fx_ir.lazy_sympy import sympy
 from bytecode import BinaryOp, Instr
 
 from ..fx_ir.size_source import python_source
+from ..fx_ir.small_size import SizeExpr, sum_args
 
 if TYPE_CHECKING:
     from ..codegen import PyCodegen
@@ -24,7 +25,10 @@ if TYPE_CHECKING:
 
 def size_node(output: "OutputGraph", expr: Any) -> Any:
     """A graph node whose value is the size `expr` (an int stays a constant argument)."""
-    expr = sympy.sympify(expr)
+    if isinstance(expr, int):
+        return expr
+    if not isinstance(expr, SizeExpr):
+        expr = sympy.sympify(expr)
     if expr.is_Integer:
         return int(expr)
     cache = output.shape_env.size_nodes
@@ -37,15 +41,26 @@ def size_node(output: "OutputGraph", expr: Any) -> Any:
 def _build(output: "OutputGraph", expr: sympy.Expr) -> Any:
     env = output.shape_env
     make = lambda target, *args: output.create_node("call_function", target, args, {}, expr)  # noqa: E731
-    if isinstance(expr, sympy.Symbol) and env.symbols[expr].dim is None:  # a dynamic int: a graph input
+    symbol = expr.is_Symbol if isinstance(expr, SizeExpr) else isinstance(expr, sympy.Symbol)
+    if symbol and env.symbols[expr].dim is None:  # a dynamic int: a graph input
         return output.add_int_input(env.symbols[expr].source, expr)
-    if isinstance(expr, sympy.Symbol):
+    if symbol:
         info = env.symbols[expr]
         placeholder = output.inputs[info.source].variable.node
         shape = output.create_node("call_function", builtins.getattr, (placeholder, "shape"), {},
                                    env.arrays[info.source])
         return make(operator.getitem, shape, info.dim)
     go = lambda e: size_node(output, e)  # noqa: E731
+    if isinstance(expr, SizeExpr):  # the nodes of sympy's form: Add(const, Mul(k, s), s, ...)
+        args = [a[0] * a[1] if isinstance(a, tuple) else a for a in sum_args(expr)]
+        if len(args) == 1:  # k * s
+            k, symbol = sum_args(expr)[0]
+            return make(operator.mul, k, go(symbol))
+        node, partial = go(args[0]), args[0]
+        for arg in args[1:]:
+            partial = partial + arg
+            node = output.create_node("call_function", operator.add, (node, go(arg)), {}, partial)
+        return node
     if isinstance(expr, (sympy.Add, sympy.Mul)):
         fn = operator.add if isinstance(expr, sympy.Add) else operator.mul
         first, *rest = expr.args
@@ -75,8 +90,25 @@ def _build(output: "OutputGraph", expr: sympy.Expr) -> Any:
 def emit_size(codegen: "PyCodegen", env: "ShapeEnv", expr: Any) -> None:
     """Bytecode leaving the int `expr` on the stack, computed with Python's own integer operators
     from its symbols (`x.shape[d]`, or a dynamic int argument), each read once at entry."""
-    expr = sympy.sympify(expr)
     go = lambda e: emit_size(codegen, env, e)  # noqa: E731
+    if isinstance(expr, int):
+        codegen.load_const(expr)
+        return
+    if isinstance(expr, SizeExpr):
+        if expr.is_Symbol:
+            codegen.append(Instr("LOAD_FAST", _symbol_local(codegen, env, expr)))
+            return
+        for n, arg in enumerate(sum_args(expr)):
+            if isinstance(arg, tuple):
+                go(arg[0])
+                go(arg[1])
+                codegen.append(Instr("BINARY_OP", BinaryOp.MULTIPLY))
+            else:
+                go(arg)
+            if n:
+                codegen.append(Instr("BINARY_OP", BinaryOp.ADD))
+        return
+    expr = sympy.sympify(expr)
     if expr.is_Integer:
         codegen.load_const(int(expr))
     elif isinstance(expr, sympy.Symbol):
@@ -137,7 +169,7 @@ def _symbol_local(codegen: "PyCodegen", env: "ShapeEnv", symbol: sympy.Symbol) -
 def supported(expr: Any) -> bool:
     """Whether a size can be computed at run time (graph node, generated code, size guard)."""
     try:
-        python_source(sympy.sympify(expr), _AnyName())
+        python_source(expr if isinstance(expr, SizeExpr | int) else sympy.sympify(expr), _AnyName())
     except NotImplementedError:
         return False
     return True

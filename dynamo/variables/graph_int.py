@@ -19,7 +19,8 @@ import operator
 from typing import TYPE_CHECKING, Any
 
 from ..exc import Category, unsupported
-from ..fx_ir.lazy_sympy import sympy
+from ..fx_ir.lazy_sympy import forbidden, sympy
+from ..fx_ir.small_size import data_symbol
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .symbolic import RuntimeValueVariable, SymbolicIntVariable
@@ -38,7 +39,10 @@ _NAMES = itertools.count()
 def graph_int_meta() -> Any:
     """The `val` of a graph int node: a fresh integer symbol no shape environment knows (its value
     is data, never a size the trace can decide about)."""
-    return sympy.Symbol(f"data_int{next(_NAMES)}", integer=True)
+    name = f"data_int{next(_NAMES)}"
+    if forbidden():  # a trace without sympy: the same symbol in the small form
+        return data_symbol(name)
+    return sympy.Symbol(name, integer=True)
 
 
 class GraphIntVariable(RuntimeValueVariable):

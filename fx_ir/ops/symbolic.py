@@ -13,6 +13,7 @@ from typing import Any, Union
 
 import numpy as np
 from ..lazy_sympy import is_sympy, sympy
+from ..small_size import SizeExpr
 from .errors import SymbolicDecisionNeeded
 
 Size = Union[int, "sympy.Expr"]
@@ -21,15 +22,15 @@ Size = Union[int, "sympy.Expr"]
 # ---------------------------------------------------------------- normalisation
 
 def is_symbolic(x: Any) -> bool:
-    """True for a sympy expression that is not a plain integer."""
-    return is_sympy(x) and not (is_sympy(x) and isinstance(x, sympy.Integer))
+    """True for a sympy expression that is not a plain integer, or a size in its small form."""
+    return isinstance(x, SizeExpr) or (is_sympy(x) and not isinstance(x, sympy.Integer))
 
 
 def is_size_like(x: Any) -> bool:
     """An int (not bool), a NumPy integer, or an integer-valued sympy expression."""
     if isinstance(x, bool | np.bool_):
         return False
-    if isinstance(x, int | np.integer):
+    if isinstance(x, int | np.integer | SizeExpr):
         return True
     return (is_sympy(x) and isinstance(x, sympy.Expr)) and x.is_integer is True
 
@@ -40,6 +41,8 @@ def normalize(x: Any) -> Size:
         raise TypeError(f"a size must be an integer, not {type(x).__name__}")
     if isinstance(x, int | np.integer):
         return int(x)
+    if isinstance(x, SizeExpr):
+        return x
     if (is_sympy(x) and isinstance(x, sympy.Integer)):
         return int(x)
     if (is_sympy(x) and isinstance(x, sympy.Expr)):
@@ -60,19 +63,40 @@ def prod(sizes: Iterable[Any]) -> Size:
 def floordiv(a: Size, b: Size) -> Size:
     if not is_symbolic(a) and not is_symbolic(b):
         return int(a) // int(b)
+    exact = _small_exact_quotient(a, b)
+    if exact is not None:
+        return exact
     return normalize(sympy.floor(sympy.sympify(a) / b))
 
 
 def ceildiv(a: Size, b: Size) -> Size:
     if not is_symbolic(a) and not is_symbolic(b):
         return -(-int(a) // int(b))
+    exact = _small_exact_quotient(a, b)
+    if exact is not None:
+        return exact
     return normalize(sympy.ceiling(sympy.sympify(a) / b))
+
+
+def _small_exact_quotient(a: Any, b: Any) -> Any:
+    """a / b for a small size a and an int b that divides each of its coefficients and its
+    constant (a slice's length for step 1: (s0 - 2) / 1), where sympy's floor and ceiling of it
+    are the quotient itself; else None."""
+    if not isinstance(a, SizeExpr) or not isinstance(b, int | np.integer) or b == 0:
+        return None
+    b = int(b)
+    if a.const % b or any(coefficient % b for _, coefficient in a.terms):
+        return None
+    return a if b == 1 else normalize(SizeExpr(a.const // b, tuple((atom, c // b) for atom, c in a.terms)))
 
 
 def exact_quotient(a: Size, b: Size) -> Size | None:
     """a / b when it is structurally an integer expression (3*s0 / 3 -> s0), else None."""
     if not is_symbolic(a) and not is_symbolic(b):
         return int(a) // int(b) if int(b) != 0 and int(a) % int(b) == 0 else None
+    exact = _small_exact_quotient(a, b)
+    if exact is not None:
+        return exact
     q = sympy.cancel(sympy.sympify(a) / b)
     if q.is_integer:
         return normalize(q)
@@ -91,6 +115,10 @@ class SizeOracle:
     """
 
     def sizes_equal(self, a: Size, b: Size) -> bool:
+        if isinstance(a, SizeExpr | int) and isinstance(b, SizeExpr | int):
+            if (a - b) == 0:
+                return True
+            return self.decide_equal(a, b)
         d = sympy.expand(sympy.sympify(a) - b)
         if d == 0:
             return True
@@ -225,12 +253,21 @@ def is_zero(a: Any) -> bool:
 
 def less_than(a: Any, b: Any) -> bool:
     """a < b for integer-valued sizes."""
-    return not is_nonnegative(normalize(sympy.sympify(a) - b)) if (is_symbolic(a) or is_symbolic(b)) \
-        else int(a) < int(b)
+    if not is_symbolic(a) and not is_symbolic(b):
+        return int(a) < int(b)
+    return not is_nonnegative(normalize(_difference(a, b)))
 
 
 def at_least(a: Any, b: Any) -> bool:
     """a >= b for integer-valued sizes."""
     if not is_symbolic(a) and not is_symbolic(b):
         return int(a) >= int(b)
-    return is_nonnegative(normalize(sympy.sympify(a) - b))
+    return is_nonnegative(normalize(_difference(a, b)))
+
+
+def _difference(a: Any, b: Any) -> Any:
+    """a - b of two sizes, one symbolic: in the small form where both are in it."""
+    a, b = (int(v) if isinstance(v, np.integer) else v for v in (a, b))
+    if isinstance(a, SizeExpr | int | np.integer) and isinstance(b, SizeExpr | int | np.integer):
+        return a - b
+    return sympy.sympify(a) - b

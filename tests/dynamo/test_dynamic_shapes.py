@@ -6,6 +6,7 @@ import sympy
 
 import dynamo
 from dynamo import config
+from dynamo.fx_ir.ops.symbolic import is_symbolic
 from tests.support import compile_with_counter, fallbacks
 
 
@@ -40,7 +41,7 @@ def test_lengths_5_to_100_compile_exactly_twice(backend):
     assert len(frames(compiled)) == 2 and fallbacks(compiled) == []
     graph = frames(compiled)[1].graphs[0].graph_module.graph
     placeholder = next(n for n in graph.nodes if n.op == "placeholder")
-    assert isinstance(placeholder.meta["val"].shape[0], sympy.Symbol)
+    assert is_symbolic(placeholder.meta["val"].shape[0])  # sympy's form or the small one (backend numpy)
 
 
 def test_kmeans_step_with_varying_points_compiles_once_after_the_first_change():
