@@ -6,7 +6,8 @@ Every kernel runs in its own child process (a crash or a hang loses only that ke
 from the kernel's `initialize` with its bench_info parameters; plain and compiled calls each get
 fresh copies of the arrays (kernels write into their arguments), and the returned values AND the
 arrays the kernel mutated are compared: bitwise (dtype, NaNs in place), else the largest relative
-error is reported. Times are medians of interleaved rounds after a warm-up. Writes
+error is reported. Times are medians of interleaved rounds after a warm-up (past the frontend's timed
+turns, in which the original and the compiled code take calls in turn). Writes
 benchmarks/results/npbench-<preset>-<timestamp>.json and npbench-<preset>-latest.json.
 No npbench code is copied here: kernels and initializers are imported from the path given.
 """
@@ -212,6 +213,14 @@ def run_one(root: Path, short: str, preset: str, budget: float, backends: list[s
             row["differences"] += [f"backend c: {p}" for p in c_differences]
             row["c_loops"], row["c_python_loops"] = counting.loop_counts()
 
+    # the frontend's timed turns: the first calls of a compiled frame alternate with its original code,
+    # so that timed rounds among them would mix plain calls into the compiled medians (a whole run at
+    # load 20 measured lu at 0.45x, alone 48x): they are played out before the rounds
+    from dynamo import config
+
+    for name, fn in candidates.items():
+        for _ in range(config.timed_turns if name != "plain" else 0):
+            fn(*fresh_args(data, names))
     # interleaved rounds: each round times `calls` calls on fresh copies made before the clock starts
     single = max(row["plain_first_s"], 1e-6)
     calls = max(1, min(1000, int(0.02 / single)))
