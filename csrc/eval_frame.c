@@ -2,6 +2,7 @@
  * transformed code when a guard passes and asks the Python callback on a miss. */
 #include "dynamo_c.h"
 
+#include <fenv.h>
 #include <structmember.h>
 #ifdef _WIN32
 #include <windows.h>
@@ -249,7 +250,16 @@ static PyObject *frame_view_new(PyCodeObject *code, PyFunctionObject *func, PyOb
 /* ---- asking the callback ---------------------------------------------------------------- */
 
 CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, PyObject *view) {
+    /* Compiling is not the program: the floating-point exception flags it raises (an ordered
+     * comparison with a NaN while deciding a guard sets "invalid") must not reach the frame. A
+     * NumPy object ufunc whose Python function is compiled on its first call inside the loop
+     * would otherwise warn "invalid value encountered" where plain Python does not. */
+    fexcept_t flags_before;
+    int saved_flags = fegetexceptflag(&flags_before, FE_ALL_EXCEPT) == 0;
     PyObject *answer = PyObject_CallOneArg(callback, view);
+    if (saved_flags) {
+        fesetexceptflag(&flags_before, FE_ALL_EXCEPT);
+    }
     if (answer == NULL) {
         return NULL;
     }
