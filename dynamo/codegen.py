@@ -301,15 +301,15 @@ def _warned_already() -> Any:
     import numpy as np
 
     from .effect_order import errors_raise
+    from .fx_ir.thread_warnings import compiler_filter, warnings_ignored
 
     if errors_raise():
         return contextlib.nullcontext()
     modes: dict[str, Any] = {kind: "ignore" if mode == "warn" else mode for kind, mode in np.geterr().items()}
     quiet = contextlib.ExitStack()
     quiet.enter_context(np.errstate(**modes))
-    if not any(action == "error" for action, *_ in warnings.filters):
-        quiet.enter_context(warnings.catch_warnings())
-        warnings.simplefilter("ignore")
+    if not any(entry[0] == "error" and not compiler_filter(entry) for entry in warnings.filters):
+        quiet.enter_context(warnings_ignored())
     return quiet
 
 

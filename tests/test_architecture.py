@@ -140,3 +140,22 @@ def test_only_config_reads_the_environment() -> None:
     wrong = [f"{path.relative_to(ROOT)}:{line}" for path, _ in library_modules() if path != ENVIRONMENT_READER
              for line in environment_uses(ast.parse(path.read_text()))]
     assert not wrong, f"environment variables are read only in dynamo/config.py: {wrong}"
+
+
+# the filter list is one for the whole process: the compiler (which runs beside the program, in a
+# tiered compile's thread or in any thread that calls compiled code) changes it only through
+# fx_ir/thread_warnings.py, except where a warning must be recorded in the program's own thread
+FILTER_CHANGES_ALLOWED = {
+    "fx_ir/thread_warnings.py",
+    "dynamo/variables/fold_limits.py",  # records what a fold at trace time warns (the tracing thread)
+    "backends/numpy_cpu/runtime.py",  # collects a blocked kernel's warnings while the program's call runs
+}
+
+
+def test_only_thread_warnings_changes_the_warnings_filters() -> None:
+    changers = {"catch_warnings", "simplefilter", "filterwarnings", "resetwarnings"}
+    wrong = [f"{path.relative_to(ROOT)}:{node.lineno}" for path, _ in library_modules()
+             if str(path.relative_to(ROOT)) not in FILTER_CHANGES_ALLOWED
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Attribute) and node.attr in changers]
+    assert not wrong, f"change warnings filters through fx_ir.thread_warnings: {wrong}"

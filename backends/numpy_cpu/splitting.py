@@ -7,13 +7,13 @@ ufunc calls, used only where a probe shows NumPy combines the elements in exactl
 from __future__ import annotations
 
 import functools
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ...fx_ir import Node, TensorMeta
+from ...fx_ir.thread_warnings import warnings_ignored
 from .analysis import NodeInfo, Role
 from .scheduling import Kernel
 from .sizes import Sizes
@@ -56,8 +56,7 @@ def chain_matches_numpy(kind: str, n: int, dtype: np.dtype) -> bool:
     x[rng.random(x.shape) < 0.01] = np.nan
     x = x.astype(dtype)
     ufunc = _CHAINS[kind]
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
+    with warnings_ignored(), np.errstate(all="ignore"):
         if kind in ("sum", "norm"):
             expected = np.add.reduce(x * x if kind == "norm" else x, axis=-1)
             chained = np.add(0.0, (x * x if kind == "norm" else x)[:, 0])

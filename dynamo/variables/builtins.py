@@ -9,10 +9,10 @@ import itertools
 import math
 import operator
 import types
-import warnings
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..exc import Category, unsupported
+from ..fx_ir.thread_warnings import warnings_raised
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .fold_limits import check_fold_size, repeated_length, warnings_run_in_python
@@ -210,8 +210,7 @@ def _fold(fn: Callable[..., Any], args: Args, kwargs: Kwargs) -> VariableTracker
     try:
         # A warning (NumPy scalar overflow, say) must come from the user's line on every call,
         # so a call that warns is left to run in Python like one that raises.
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
+        with warnings_raised():
             value = fn(*raw_args, **{k: v.as_python_constant() for k, v in kwargs.items()})
     except Exception as error:  # the real code raises the same error when it runs
         unsupported(Category.EXCEPTION, f"{getattr(fn, '__name__', fn)} raises {type(error).__name__}: {error}")

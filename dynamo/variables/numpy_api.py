@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import operator
 import types
-import warnings
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
@@ -17,6 +16,7 @@ from ..exc import Category, unsupported
 from ..fx_ir import ops as registry
 from ..fx_ir.ops.errors import DataDependentShape
 from ..fx_ir.tensor_meta import TensorMeta
+from ..fx_ir.thread_warnings import warnings_raised
 from ..guards import GuardKind, NoOverlap
 from ..sources import Source
 from .base import VariableTracker
@@ -609,8 +609,7 @@ def _fold(fn: Any, args: list[VariableTracker], kwargs: dict[str, VariableTracke
     values = [a.as_python_constant() for a in args]
     keywords = {k: v.as_python_constant() for k, v in kwargs.items()}
     try:
-        with warnings.catch_warnings(), np.errstate(all="raise"):
-            warnings.simplefilter("error")
+        with warnings_raised(), np.errstate(all="raise"):
             result = fn(*values, **keywords)
     except Exception:
         return None

@@ -4,7 +4,6 @@ Stand-ins keep dtype and ndim (sizes 1) and Python scalars' values (NEP 50 overf
 """
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +12,7 @@ import numpy as np
 from ..lazy_sympy import is_sympy
 
 from ..tensor_meta import TensorMeta
+from ..thread_warnings import warnings_ignored
 from .errors import UnsupportedArguments
 from .symbolic import normalize_shape
 
@@ -140,10 +140,8 @@ _MEMO = _ProbeMemo()
 
 def _run(call: Callable[[], Any]) -> tuple[bool, Any]:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with np.errstate(all="ignore"):
-                return True, summarize(call())
+        with warnings_ignored(), np.errstate(all="ignore"):
+            return True, summarize(call())
     except Exception as exc:  # NumPy's own error for these argument types: replayed to the caller
         return False, exc.with_traceback(None)  # keep no frames alive in the memo
 

@@ -4,7 +4,6 @@ Conservative: never folds impure or random calls, calls that raise or warn, or a
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ from ..graph import Graph
 from ..graph_module import GraphModule
 from ..interpreter import Interpreter
 from ..node import Node, Opcode
+from ..thread_warnings import warnings_raised
 from .aliasing import AliasInfo, is_immutable_value
 from .base import PassTarget, finish, split_target
 
@@ -37,10 +37,8 @@ def _inline_constant(value: Any) -> bool:
 def _try_evaluate(evaluator: _ConstantEvaluator, node: Node) -> tuple[bool, Any]:
     # Anything that raises or warns stays in the graph, so the user sees it at run time as usual.
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            with np.errstate(all="raise"):
-                return True, evaluator.run_node(node)
+        with warnings_raised(), np.errstate(all="raise"):
+            return True, evaluator.run_node(node)
     except Exception:
         return False, None
 
