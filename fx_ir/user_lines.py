@@ -7,6 +7,7 @@ import ast
 import bisect
 import re
 import sys
+import threading
 import types
 from collections import Counter
 from typing import Any
@@ -27,9 +28,18 @@ def compile_at_user_lines(src: str, generated_filename: str) -> types.CodeType:
         return compile(src, generated_filename, "exec")
     filename = Counter(file for file, _ in marks.values()).most_common(1)[0][0]
     default = next(line for file, line in marks.values() if file == filename)
-    tree = ast.parse(src, generated_filename)
-    _Relocator(marks, filename, default).relocate(tree.body)
-    return compile(tree, filename, "exec")
+    with _AST_IN_USE:
+        tree = ast.parse(src, generated_filename)
+        _Relocator(marks, filename, default).relocate(tree.body)
+        return compile(tree, filename, "exec")
+
+
+# CPython 3.11 and 3.12 count the depth of a conversion between source, ast objects and code in one
+# place per interpreter (python/cpython#106905): two conversions interleaving (a compile in backend
+# tiered's thread and one in the program's, which a garbage collection running Python code can
+# switch between) fail with "SystemError: AST constructor recursion depth mismatch" (seen under the
+# pytest plugin on NumPy's test_linalg). Ours take turns.
+_AST_IN_USE = threading.RLock()
 
 
 class _Relocator:

@@ -35,3 +35,24 @@ def test_statements_take_the_comment_before_them_or_where_their_target_was_compu
 def test_source_without_comments_compiles_as_it_is():
     code = compile_at_user_lines("x = 1\ny = x + 1\n", "<generated>")
     assert code.co_filename == "<generated>" and stores(code) == [("x", 1), ("y", 2)]
+
+
+def test_conversions_through_ast_objects_take_turns_across_threads():
+    # CPython 3.11/3.12 keep one depth count per interpreter for them (python/cpython#106905): a
+    # compile in backend tiered's thread must not interleave with one in the program's thread
+    import threading
+
+    from dynamo.fx_ir import user_lines
+
+    compiled = threading.Event()
+
+    def compile_beside():
+        compile_at_user_lines(SOURCE, "<generated>")
+        compiled.set()
+
+    with user_lines._AST_IN_USE:  # this thread is converting
+        thread = threading.Thread(target=compile_beside)
+        thread.start()
+        assert not compiled.wait(0.5)  # the other waits for its turn
+    thread.join(10)
+    assert compiled.is_set()
