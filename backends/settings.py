@@ -17,6 +17,7 @@ DEFAULTS: dict[str, Any] = {
     "c_compile_cpu_seconds": 5,  # CPU time a C compile may take (plus 1 s per 10,000 characters of source)
     "c_threads": 0,  # OpenMP threads (0: one per core)
     "c_parallel_work": 1 << 17,  # element-steps from which a kernel runs on threads
+    "c_memory_cache_bytes": 256 << 20,  # freed large arrays of C runners kept for reuse (0: NumPy's allocator)
     "c_choose_faster": True,  # a graph split by NumPy steps times its C kernels against the numpy backend
     "tier_up_seconds": 0.5,  # backend "tiered": run time on numpy after which a graph is compiled for "c"
     "tier_up_cached_seconds": 0.01,  # the same for a graph whose C module was built in this cache before

@@ -3,7 +3,7 @@
 Run: python3 benchmarks/run.py [--quick] [--only NAME ...] [--no-peers]   (sets up .venv/ on first use)
 Prints one row per workload: plain NumPy time, each backend's speedup over it (eager, numpy, c, and
 numexpr / Numba where importable), the numpy backend's compile time and graph count, and the share
-of the machine's copy bandwidth the numpy backend reaches. Writes the same to benchmarks/results/.
+of the machine's copy bandwidth the numpy and c backends reach, with timed turns off (steady state). Writes the same to benchmarks/results/.
 """
 from __future__ import annotations
 
@@ -180,9 +180,9 @@ def run_workload(workload, quick: bool, use_peers: bool, budget: float, dynamic:
 
 def format_table(rows: list[dict], bandwidth: dict[str, float], columns: list[str]) -> str:
     head = f"{'workload':36} {'plain':>10}" + "".join(f" {c:>8}" for c in columns)
-    head += f" {'compile':>8} {'graphs':>6} {'bw':>5}"
+    head += f" {'compile':>8} {'graphs':>6} {'bw':>5} {'bw c':>5}"
     unit = (f"{'':36} {'per call':>10}" + "".join(f" {'x plain':>8}" for _ in columns)
-            + f" {'ms':>8} {'':>6} {'%':>5}")
+            + f" {'ms':>8} {'':>6} {'%':>5} {'%':>5}")
     lines = [head, unit]
     for row in rows:
         plain = row["seconds"]["plain"]
@@ -191,10 +191,12 @@ def format_table(rows: list[dict], bandwidth: dict[str, float], columns: list[st
             speedup = row["speedup"].get(column)
             flag = "" if row["ok"].get(column, True) else "!"
             text += f" {f'{speedup:.2f}{flag}' if speedup else '-':>8}"
-        fraction = ""
-        if row["traffic_bytes"]:
-            fraction = f"{100 * row['traffic_bytes'] / row['seconds']['numpy'] / bandwidth['one_thread']:.0f}"
-        text += f" {row['compile_ms']:8.1f} {row['graphs']:>6} {fraction:>5}"
+        fractions = []
+        for backend in ("numpy", "c"):
+            seconds = row["seconds"].get(backend)
+            share = row["traffic_bytes"] / seconds / bandwidth["one_thread"] if row["traffic_bytes"] and seconds else None
+            fractions.append("" if share is None else f"{100 * share:.0f}")
+        text += f" {row['compile_ms']:8.1f} {row['graphs']:>6} {fractions[0]:>5} {fractions[1]:>5}"
         lines.append(text)
     return "\n".join(lines)
 
@@ -213,7 +215,12 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     import numpy as np
 
+    import dynamo
     import workloads
+
+    # the compiled versions' steady state: no timed turns, in which a new version's first 16 calls
+    # alternate with the original code (each round of a slow workload would time plain NumPy half the time)
+    dynamo.config.timed_turns = 0
 
     modules = workloads.load_all()
     if options.only:
@@ -237,8 +244,8 @@ def main() -> None:
     print("\nx plain: plain NumPy time / backend time, the median of per-round ratios (higher is faster); '!' marks a result that differs from "
           "plain NumPy (exactly for dynamo backends, beyond float tolerance for peers).\n"
           "compile: the numpy backend's compile time per graph (plan, source, callable; the JSON also has each "
-          "first call's time);\nbw: the share of one-thread copy bandwidth the numpy backend reaches, counting "
-          "only the bytes a perfect implementation must move.")
+          "first call's time);\nbw, bw c: the share of one-thread copy bandwidth the numpy and c backends reach, "
+          "counting only the bytes a perfect implementation must move.")
     for workload, note in notes:
         print(f"note: {workload}: {note}")
     for workload, name in wrong:

@@ -163,6 +163,12 @@ c_compile_cpu_seconds: float = float(os.environ.get("DYNAMO_C_COMPILE_CPU_SECOND
 c_threads: int = int(os.environ.get("DYNAMO_C_THREADS", "0") or 0)
 c_parallel_work: int = 1 << 17
 
+# backend="c": the arrays a graph's runner allocates (results, temporaries) come from NumPy's allocator
+# hook with a cache: the memory of such an array that died (up to this many bytes in all) is reused by the
+# next one of the same size, whose pages are then already mapped (fresh pages cost the OS a zeroing
+# pass: a third of a memory-bound kernel's time). DYNAMO_C_MEMORY_CACHE_BYTES=0: NumPy's own allocator.
+c_memory_cache_bytes: int = int(os.environ.get("DYNAMO_C_MEMORY_CACHE_BYTES", str(256 << 20)) or 0)
+
 # backend="c": a graph whose C kernels NumPy steps split (exp, tanh, float sums run as NumPy code
 # between them, on full arrays) times its first calls against the numpy backend's blocked code for the
 # same graph and keeps the faster (both give NumPy's bits). DYNAMO_C_CHOOSE_FASTER=0: always the C kernels.

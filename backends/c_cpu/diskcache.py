@@ -43,8 +43,9 @@ def cache_root() -> Path:
     return Path(root)
 
 
-def c_dir(root: Path | None = None) -> Path:
-    return (root or cache_root()) / "c"
+def c_dir(root: Path | None = None, folder: str = "c") -> Path:
+    """Graph modules live in `c`; the backend's own support code (memory.py's allocator) in `c-runtime`."""
+    return (root or cache_root()) / folder
 
 
 def entry_key(source: str, tc: Toolchain) -> str:
@@ -55,14 +56,14 @@ def entry_key(source: str, tc: Toolchain) -> str:
     return digest.hexdigest()[:32]
 
 
-def _paths(key: str, root: Path | None = None) -> tuple[Path, Path, Path]:
-    folder = c_dir(root) / key[:2]
+def _paths(key: str, root: Path | None = None, kind: str = "c") -> tuple[Path, Path, Path]:
+    folder = c_dir(root, kind) / key[:2]
     return folder / f"{key}.c", folder / f"{key}.so", folder / f"{key}.json"
 
 
-def lookup(key: str) -> Path | None:
+def lookup(key: str, kind: str = "c") -> Path | None:
     """The shared object of a valid entry, or None (missing, truncated, foreign or corrupt)."""
-    _, so, record = _paths(key)
+    _, so, record = _paths(key, kind=kind)
     try:
         meta = json.loads(record.read_text())
         data = so.read_bytes()
@@ -100,13 +101,13 @@ def _run_bounded(command: list[str], folder: Path, seconds: int) -> tuple[int, s
     return returncode, stderr
 
 
-def build(source: str, tc: Toolchain) -> tuple[Path, bool]:
-    """The shared object for `source`: (path, whether the compiler ran)."""
+def build(source: str, tc: Toolchain, kind: str = "c") -> tuple[Path, bool]:
+    """The shared object for `source`: (path, whether the compiler ran); `kind`: its folder (c_dir)."""
     key = entry_key(source, tc)
-    found = lookup(key)
+    found = lookup(key, kind)
     if found is not None:
         return found, False
-    src_path, so_path, record = _paths(key)
+    src_path, so_path, record = _paths(key, kind=kind)
     so_path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=so_path.parent, prefix=".build-", ignore_cleanup_errors=True) as tmp:
         src = Path(tmp) / "module.c"
@@ -189,6 +190,6 @@ def clear(root: Path | None = None) -> int:
     """Remove every C module (and compiler probe); returns how many modules there were."""
     base = root or cache_root()
     count = int(info(base)["c_modules"])  # type: ignore[call-overload]
-    for name in ("c", "toolchains"):
+    for name in ("c", "c-runtime", "toolchains"):
         shutil.rmtree(base / name, ignore_errors=True)
     return count

@@ -22,6 +22,8 @@ from ..kernel_ir.values import is_symbolic
 from .codegen import KernelSource, SizeSource
 from .emitters import QUIET_OPS
 from .loops import native_loop
+from .memory import MIN_CACHED_BYTES
+from .memory import empty as cached_empty
 from .pairwise import layout_ok
 
 _filenames = count()
@@ -305,7 +307,8 @@ class RunnerWriter:
                     buf = program.buffers[name]
                     if buf.kind == "temp" and name not in allocated:
                         allocated.add(name)
-                        body.append(f"v_{name} = _empty({self.shape_expr(buf.shape)}, {self.constant(buf.dtype)})")
+                        body.append(f"v_{name} = {self.allocator(buf.shape, buf.dtype)}"
+                                    f"({self.shape_expr(buf.shape)}, {self.constant(np.dtype(buf.dtype))})")
                 args = []
                 for name in ks.args:
                     buf = program.buffers[name]
@@ -342,6 +345,15 @@ class RunnerWriter:
             body.append(f"return _layouts.relay(_k, ({params}{',' if len(program.placeholders) == 1 else ''}), _r)")
         self.globals["_host"] = host_array
         return f"def run({params}):\n" + "".join(f"    {line}\n" for line in body)
+
+    def allocator(self, shape: tuple[Any, ...], dtype: Any) -> str:
+        """The function a buffer is allocated with: np.empty, or through the cache of freed large
+        blocks (memory.py) where it may be large enough for fresh pages to cost."""
+        if not any(is_symbolic(n) for n in shape) and \
+                int(np.prod([int(n) for n in shape])) * np.dtype(dtype).itemsize < MIN_CACHED_BYTES:
+            return "_empty"
+        self.globals["_cached_empty"] = cached_empty
+        return "_cached_empty"
 
     def locate(self, nodes: list[str]) -> None:
         """A `# File ..., line N` comment: the step's lines run at its first node's line in the program,
