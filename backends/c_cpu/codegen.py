@@ -109,9 +109,11 @@ _INDEX_NAME = re.compile(r"\b[xrd][0-9]+\b")
 
 
 def is_hidden_constant(e: Const) -> bool:
-    """A float constant the C compiler must not see (emitters.NAN_SAFE_SOURCE): a NaN, or -1.0 (x * -1.0
-    and x / -1.0 would become -x, which flips a NaN's sign where NumPy's multiply keeps it)."""
-    return np.dtype(e.dtype).kind == "f" and (bool(np.isnan(e.value)) or e.value == -1.0)
+    """A float constant the C compiler must not see (emitters.NAN_SAFE_SOURCE): a NaN, -1.0 (x * -1.0
+    and x / -1.0 would become -x, which flips a NaN's sign where NumPy's multiply keeps it), or an
+    infinity (GCC's vectorizer makes `x != inf` into `!(x < inf)`, a signaling compare: 'invalid value'
+    for a NaN x, which NumPy's quiet compare never raises, fuzz seed 1130620)."""
+    return np.dtype(e.dtype).kind == "f" and (bool(np.isnan(e.value)) or bool(np.isinf(e.value)) or e.value == -1.0)
 
 
 def op_identity(e: Expr) -> str:
@@ -146,6 +148,7 @@ class KernelWriter:
         self.op_origins = op_origins or {}
         self.origins: list[tuple[int, ...]] = []
         self._by_identity: dict[Callable[[Expr], str], dict[str, tuple[int, ...]]] = {}
+        self._by_owner: dict[str, set[int]] | None = None   # op identity -> nodes whose value computes it
         self.buffers = buffers
         self.size_sources = sizes
         self.checked = checked
@@ -173,10 +176,12 @@ class KernelWriter:
         self.extent = {x: kernel.axes[kernel.var_axis[x]].extent for x in self.xs}
         self.args = list(dict.fromkeys([*kernel.reads(), *kernel.writes()]))
         self.size_names = self.used_sizes()
+        self.shape_only: set[str] = set()
         for name in self.size_names:
             source = sizes[name].buffer
             if source not in self.args:
                 self.args.append(source)  # passed only for its shape
+                self.shape_only.add(source)
         self.arg_index = {b: i for i, b in enumerate(self.args)}
         names = {x.name: x.name for x in self.xs}
         for name in self.size_names:
@@ -264,8 +269,10 @@ class KernelWriter:
             args = [self.operand(a) for a in e.args]
             if e.name == "where" and not self.checked:
                 self.keep_unselected(e, indent)
+                self.keep_operands_of_a_fold(e, indent)
             elif len(e.args) == 2 and not self.checked:
                 self.keep_ignored(e, indent)
+                self.keep_operands_of_a_fold(e, indent)
             text = EMITTERS[e.name](args, [a.dtype for a in e.args], e.dtype)
             self.names[id(e)] = self.emit(c_type(e.dtype), text, indent)
             if self.checked:
@@ -301,10 +308,33 @@ class KernelWriter:
             if not isinstance(constant, Const) or not isinstance(other, (Op, Reduce)) or not ignores_operand(
                     e.name, constant.value, constant.dtype, position, other.dtype, e.dtype):
                 continue
-            if any(isinstance(x, (Op, Reduce)) and x.dtype.kind == "f" and getattr(x, "name", "") not in QUIET_OPS
-                   for x in walk([other])):
-                keep = "DYN_KEEP" if other.dtype.kind == "f" else "DYN_KEEP_ANY"
-                self.lines.append(f"{indent}{keep}({self.operand(other)});")
+            self.keep_if_it_may_raise(other, indent)
+
+    def keep_operands_of_a_fold(self, e: Op, indent: str) -> None:
+        """An op the C compiler folds by the identity of its operands: `c ? x : x` is x whatever c is (fuzz
+        seed 1110198, `np.where(v / v > s, x, x)`), and on integers and booleans `x ^ x`, `x - x`, `x == x`
+        are constants and `x & ~x` is false. It drops the float ops only the folded operand read, with
+        their flags. The operands are pinned as computed when float ops that may raise are under them
+        (operands the same expression, or one the negation of the other: what a program writes; a fold
+        GCC finds through arithmetic, (x + 1) - (x + 2), is not looked for)."""
+        args = e.args
+        if e.name == "where":
+            folded = [args[0]] if args[1] is args[2] else []
+        elif any(a.dtype.kind == "f" for a in args):
+            folded = []   # float identities are not folds: x - x is nan for inf, x == x false for nan
+        else:
+            first, second = args
+            folded = list(args) if first is second or _negates(first, second) or _negates(second, first) else []
+        for operand in folded:
+            self.keep_if_it_may_raise(operand, indent)
+
+    def keep_if_it_may_raise(self, operand: Expr, indent: str) -> None:
+        """Pins `operand` as computed (DYN_KEEP) when float ops that may raise a flag are under it."""
+        if isinstance(operand, (Op, Reduce)) and any(
+                isinstance(x, (Op, Reduce)) and x.dtype.kind == "f" and getattr(x, "name", "") not in QUIET_OPS
+                for x in walk([operand])):
+            keep = "DYN_KEEP" if operand.dtype.kind == "f" else "DYN_KEEP_ANY"
+            self.lines.append(f"{indent}{keep}({self.operand(operand)});")
 
     def numpy_call(self, e: Op, indent: str) -> None:
         """NumPy's loop for one value (a call with one element: values outside a tiled loop)."""
@@ -325,7 +355,7 @@ class KernelWriter:
         self.ops.append(name)
         self.op_keys.append(op_identity(e))
         self.origins.append(self.op_origins.get(e) or self.origins_by_identity(op_identity, e)
-                            or self.origins_by_identity(op_shape, e))
+                            or self.origins_by_identity(op_shape, e) or self.origins_by_owner(e))
 
     def origins_by_identity(self, identity: Callable[[Expr], str], e: Expr) -> tuple[int, ...]:
         """The graph nodes of an op computed at other indices than its node's value: inlined into a
@@ -339,6 +369,27 @@ class KernelWriter:
                 found.setdefault(identity(expr), set()).add(tuple(positions))
             table = self._by_identity[identity] = {key: next(iter(ps)) for key, ps in found.items() if len(ps) == 1}
         return table.get(identity(e), ())
+
+    def origins_by_owner(self, e: Expr) -> tuple[int, ...]:
+        """The graph nodes of an op inside a node's value, not its last (the subtract of np.std): each node of
+        this kernel whose value computes it, not through another node's value. Three `v.std(axis=1)` of an
+        unrolled loop are three NumPy calls, each warning; their sums are one computation here (reduce_once),
+        and the subtract in them was reported once, without a node (fuzz seed 1110533)."""
+        if self._by_owner is None:
+            self._by_owner = {}
+            tops = [x for x in self.exprs if x in self.op_origins]
+            for top in tops:
+                inside = [c for c in top.children() if c not in self.op_origins]
+                seen: set[int] = set()
+                while inside:
+                    x = inside.pop()
+                    if id(x) in seen:
+                        continue
+                    seen.add(id(x))
+                    if isinstance(x, (Op, Reduce)):
+                        self._by_owner.setdefault(op_identity(x), set()).update(self.op_origins[top])
+                    inside.extend(c for c in x.children() if c not in self.op_origins)
+        return tuple(sorted(self._by_owner.get(op_identity(e), ())))
 
     def reduce_once(self, r: Reduce, indent: str) -> None:
         """A reduction, or the accumulator of the same one (up to its variables' names) computed at an
@@ -497,6 +548,10 @@ class KernelWriter:
             src = self.size_sources[name]
             lines.append(f"{indent}const int64_t size_{name} = (int64_t)a[{self.arg_index[src.buffer]}].shape[{src.dim}];")
         for b in self.args:
+            if b in self.shape_only:
+                # its data is never read: it may be of a dtype kernels have no type for (a float16 input whose
+                # size the trace guarded equal to a float64 one's names the size: fuzz seed 1130709)
+                continue
             buf = self.buffers[b]
             i = self.arg_index[b]
             lines.append(f"{indent}{storage_type(buf.dtype)} *p_{b} = ({storage_type(buf.dtype)} *)a[{i}].data;")
@@ -647,6 +702,11 @@ class KernelWriter:
                   f"    rows(a, 0, {n0}, &fl);",
                   f"    return (fl | {test}) & DYN_FLAGS;", "}"]
         return lines
+
+
+def _negates(value: Expr, other: Expr) -> bool:
+    """Whether `value` is `other` negated (~x, not x, -x): x & ~x and x + -x fold to constants."""
+    return isinstance(value, Op) and value.name in ("invert", "logical_not", "negative") and value.args[0] is other
 
 
 # one value through NumPy's loop: the flags raised so far are kept first (NumPy's loops may clear them)

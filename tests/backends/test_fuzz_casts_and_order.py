@@ -101,6 +101,31 @@ def remainder_after_each_write_of_an_unrolled_loop(a):
     return np.asarray(x)   # x read after the loop, as in the fuzzed program (without it, no failure)
 
 
+def float_ops_under_operands_the_compiler_folds(a, s):
+    # fuzz seed 1110198, backend c: `np.where(w, v, v)` is v whatever w is, `w ^ w` and `w & ~w` are False;
+    # the C compiler folded them and dropped the division only w read, with its warning
+    v = a.astype(np.int16)
+    w = v / (v + 0.0) > s
+    return np.where(w, v, v) + (w ^ w) + np.logical_and(w, ~w)
+
+
+def std_of_each_row_after_a_break(a, b):
+    # fuzz seed 1110533, backend c: the three unrolled `v.std(axis=1)` are three NumPy calls, each warning for
+    # its subtract (inf - inf); the kernel computed their sums once, and the subtract inside, the value of no
+    # graph node, was reported once (the print breaks the graph: v is an input of the loop's)
+    v = 300 / a
+    print(b.dtype, end="")
+    for row in v:
+        w = v.std(axis=1)
+    return np.asarray(row)
+
+
+def nans_compared_with_infinities(a, b):
+    # fuzz seed 1130620, backend c: GCC's vectorizer made `a != inf` into `!(a < inf)`, a signaling compare:
+    # 'invalid value encountered in not_equal' for a NaN, which NumPy's quiet compare never warns
+    return np.where(a != float("inf"), b, a) + np.where(a == -float("inf"), b, a)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("program, make_args, expected_warnings", [
     (floor_divide_in_place_through_float64, lambda: (np.array([[0.9, -np.inf, 2.5]], np.float32),),
@@ -120,6 +145,14 @@ def remainder_after_each_write_of_an_unrolled_loop(a):
      ["divide by zero encountered in log"]),
     (remainder_after_each_write_of_an_unrolled_loop, lambda: (np.array([False, False, True]),),
      ["invalid value encountered in remainder"] * 2),
+    (float_ops_under_operands_the_compiler_folds, lambda: (np.array([0, 1, 2, 3, 0, 1, 2, 3]), 0.5),
+     ["invalid value encountered in divide"]),
+    (std_of_each_row_after_a_break, lambda: (np.array([[5, 7, 2, 5], [2, 1, 0, 6], [6, 4, 9, 8]], np.uint8),
+                                             np.int32(8)),
+     ["divide by zero encountered in divide"] + ["invalid value encountered in subtract"] * 3),
+    (nans_compared_with_infinities, lambda: (np.array([[np.nan, 1, 0], [0, np.nan, np.nan], [np.inf, 0, -np.inf],
+                                                       [-1, 0, np.nan], [0, np.nan, 2]], np.float32),
+                                             np.array([[1.79, 0.38, -0.5]], np.float32)), []),
     (float_ops_under_a_constant_result, lambda: (np.array([1.0, 0.0, 2.0]), np.array([-1.0, 0.0, 4.0])),
      ["divide by zero encountered in divide", "invalid value encountered in divide",
       "invalid value encountered in sqrt", "invalid value encountered in divide"]),
