@@ -24,7 +24,7 @@ from .codegen import KernelSource, KernelWriter, TileConfig
 from .device import Device, TritonUnavailable, select_device
 from .emitters import PRELUDE, SUPPORTED_OPS
 from .launcher import DeviceMismatch, Launcher, cache_dir, load_module, module_source
-from .library_calls import library_matmul
+from .library_calls import runs_as_numpy
 from .split_reductions import split_long_reductions
 
 log = logging.getLogger("dynamo.output_code")
@@ -142,7 +142,7 @@ class TritonBackend:
         if key not in self._cache:
             try:
                 program = split_long_reductions(lower_graph(gm, example_inputs, SUPPORTED_OPS,
-                                                            runs_as_numpy=library_matmul))
+                                                            runs_as_numpy=runs_as_numpy))
                 if program.fallbacks:
                     raise NotImplementedError(", ".join(f"{n}: {why}" for n, why in program.fallbacks))
                 if log.isEnabledFor(logging.DEBUG):
@@ -179,7 +179,7 @@ class TritonBackend:
     # -- the three stages ---------------------------------------------------------------------------
 
     def kernels(self, gm: GraphModule, example_inputs: list[Any]) -> Program:
-        program = split_long_reductions(lower_graph(gm, example_inputs, SUPPORTED_OPS, runs_as_numpy=library_matmul))
+        program = split_long_reductions(lower_graph(gm, example_inputs, SUPPORTED_OPS, runs_as_numpy=runs_as_numpy))
         if log.isEnabledFor(logging.DEBUG):
             log.debug("[kernels]\n%s", program.describe())
         for node, reason in program.fallbacks:

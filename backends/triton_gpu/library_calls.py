@@ -1,6 +1,7 @@
 """Which graph nodes the triton backend leaves to the array library instead of a generated kernel.
 
 Large float32/float64 matrix products: cuBLAS (CuPy's matmul) beats any tile we generate for them.
+Float products (np.prod): the library multiplies in NumPy's order, a tree of partial products does not.
 """
 from __future__ import annotations
 
@@ -23,6 +24,22 @@ MIN_LIBRARY_SIDE = 32
 def _shape(value: Any) -> tuple[Any, ...] | None:
     meta = value.meta.get("val") if isinstance(value, Node) else None
     return tuple(meta.shape) if isinstance(meta, TensorMeta) else None
+
+
+def runs_as_numpy(node: Node) -> str | None:
+    """Why this node runs as NumPy code, or None to lower it; kernel_ir.lower_graph's `runs_as_numpy`."""
+    return float_product(node) or library_matmul(node)
+
+
+def float_product(node: Node) -> str | None:
+    """A float np.prod: NumPy multiplies one value after another in memory order; tl.reduce takes a tree
+    of partial products (per row, then across rows), and where a zero and an overflow meet the two
+    differ by more than rounding: nan for NumPy's -0.0 (fuzz seed 2052686: 0 * -inf of two rows')."""
+    rule = lowering_rule(node)[0]
+    meta = node.meta.get("val")
+    if rule is None or rule.__name__ != "lower_prod" or not isinstance(meta, TensorMeta) or meta.dtype.kind not in "fc":
+        return None
+    return "a float prod keeps NumPy's order of multiplication as NumPy code"
 
 
 def library_matmul(node: Node) -> str | None:

@@ -259,12 +259,19 @@ def stack_of_many_pieces(a):
     return np.stack([a] * 400)
 
 
+def products_with_a_zero_and_an_overflow(a):
+    # fuzz seed 2052686, backend triton: NumPy multiplies in memory order (0 first here: -0.0 to the end);
+    # Triton's products per row then across rows met 0 * -inf (nan)
+    return a.prod(axis=(0, 1), keepdims=True), np.asfortranarray(a).prod(), a.prod(axis=1), a.T.prod(axis=0)
+
+
 @pytest.mark.parametrize("backend", [*BACKENDS, "triton"])
 @pytest.mark.parametrize("program, make_args", [
     (narrow_integer_product_then_float16_power, lambda: (np.array([[9, 5, 9, 6], [1, -2, 3, 0]], np.int8),)),
     (float16_spread_past_its_range, lambda: (np.array([[0.34, 298.5, 1.53, -0.83, -0.54], [0.28, 0.72, 2.5, 0.84, -2.48]],
                                                       np.float16),)),
     (stack_of_many_pieces, lambda: (np.arange(5.0),)),
+    (products_with_a_zero_and_an_overflow, lambda: (np.array([[1e300, 0.0, 2.0], [1e300, 1e300, -1.0]]),)),
 ])
 def test_narrow_dtypes_and_deep_values_as_numpy(backend, program, make_args):
     if backend == "triton" and importlib.util.find_spec("triton") is None:
