@@ -290,6 +290,13 @@ class IndexPrinter:
     def __call__(self, expr: sympy.Basic) -> str:
         return self.go(expr)
 
+    def divisor(self, e: sympy.Basic) -> str:
+        """The right operand of // or %: a product in parentheses (`r // s0*s1` is (r // s0) * s1 in
+        Python: the flat position of an argmin over a (2, s0, s1) array read the wrong element, fuzz
+        seed 2061294)."""
+        text = self.go(e)
+        return text if isinstance(e, (sympy.Symbol, sympy.Integer)) else f"({text})"
+
     def go(self, e: sympy.Basic) -> str:
         if e is sympy.true or e == sympy.true:
             return "True"
@@ -320,10 +327,10 @@ class IndexPrinter:
         if isinstance(e, sympy.Pow) and e.exp.is_Integer and e.exp > 0:
             return "*".join([self.go(e.base)] * int(e.exp))
         if isinstance(e, sympy.Mod):
-            return f"({self.go(e.args[0])} % {self.go(e.args[1])})"
+            return f"({self.go(e.args[0])} % {self.divisor(e.args[1])})"
         if isinstance(e, sympy.floor):
             num, den = sympy.fraction(sympy.together(e.args[0]))
-            return f"({self.go(num)} // {self.go(den)})"
+            return f"({self.go(num)} // {self.divisor(den)})"
         if isinstance(e, (sympy.Min, sympy.Max)):
             fn = "tl.minimum" if isinstance(e, sympy.Min) else "tl.maximum"
             args = [self.go(a) for a in e.args]
