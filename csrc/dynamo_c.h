@@ -117,6 +117,8 @@ PyObject *cache_entry_call(CacheEntry *entry, PyObject **args, Py_ssize_t nargs,
 /* ---- eval_frame.c: the PEP 523 hook and the per-thread callback ------------------------ */
 
 extern PyObject *dynamo_skip_marker; /* the callback's answer "never intercept this code" */
+/* its answer "never intercept this code, nor the frames it starts" */
+extern PyObject *dynamo_skip_unhooked_marker;
 extern PyObject *dynamo_cache_full_marker; /* its answer "run the original on every miss of mine" */
 extern PyTypeObject FrameView_Type;
 

@@ -45,6 +45,7 @@ typedef struct {
 } MovedArgs;
 static _Thread_local MovedArgs *tls_moved DYNAMO_TLS_MODEL = NULL;
 PyObject *dynamo_skip_marker = NULL;
+PyObject *dynamo_skip_unhooked_marker = NULL;
 PyObject *dynamo_cache_full_marker = NULL;
 
 static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, int throwflag);
@@ -264,11 +265,12 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
         return NULL;
     }
     CacheEntry *entry = NULL;
-    if (answer == dynamo_skip_marker) {
+    if (answer == dynamo_skip_marker || answer == dynamo_skip_unhooked_marker) {
         ExtraState *state = extra_state_get_or_create(code);
         if (state != NULL) {
             state->skip = 1;
-            state->skip_unhooked = 0;
+            /* for good either way (recheck_after 0); unhooked: the frames it starts run plain too */
+            state->skip_unhooked = answer == dynamo_skip_unhooked_marker;
             state->recheck_after = 0; /* for good */
             state->quiet_calls = 0;
         }
@@ -293,8 +295,8 @@ CacheEntry *eval_frame_consult_callback(PyObject *callback, PyCodeObject *code, 
         int part_of_caller = size == 6 && !PyErr_Occurred() ? PyObject_IsTrue(PyTuple_GET_ITEM(answer, 5)) : 0;
         if (size < 2 || size > 6) {
             PyErr_Format(PyExc_TypeError,
-                         "compile callback must return None, SKIP, CACHE_FULL, (guard, code), (guard, code, unhooked) "
-                         "or (guard, code, unhooked, probe[, recheck[, part_of_caller]]), not %.100s",
+                         "compile callback must return None, SKIP, SKIP_UNHOOKED, CACHE_FULL, (guard, code), "
+                         "(guard, code, unhooked) or (guard, code, unhooked, probe[, recheck[, part_of_caller]]), not %.100s",
                          Py_TYPE(answer)->tp_name);
         }
         else if (unhooked >= 0 && part_of_caller >= 0 && !PyErr_Occurred()) {
@@ -475,6 +477,14 @@ static PyObject *dynamo_eval_frame(PyThreadState *tstate, DynamoFrame *frame, in
         if (PyErr_Occurred()) {
             compat_dispose_unstarted_frame(tstate, frame);
             return NULL;
+        }
+        ExtraState *answered = extra_state_get(code);
+        if (answered != NULL && answered->skip && answered->skip_unhooked) {
+            /* SKIP_UNHOOKED just now: this call too runs as its later calls will, callees plain */
+            PyObject *suspended = eval_frame_suspend();
+            PyObject *result = eval_default(tstate, frame, throwflag);
+            eval_frame_resume(suspended);
+            return result;
         }
         return eval_default(tstate, frame, throwflag);
     }

@@ -202,9 +202,11 @@ PyMODINIT_FUNC PyInit__C(void) {
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL) return NULL;
     dynamo_skip_marker = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+    dynamo_skip_unhooked_marker = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
     dynamo_cache_full_marker = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
-    if (dynamo_skip_marker == NULL || dynamo_cache_full_marker == NULL ||
+    if (dynamo_skip_marker == NULL || dynamo_skip_unhooked_marker == NULL || dynamo_cache_full_marker == NULL ||
         PyModule_AddObjectRef(module, "SKIP", dynamo_skip_marker) < 0 ||
+        PyModule_AddObjectRef(module, "SKIP_UNHOOKED", dynamo_skip_unhooked_marker) < 0 ||
         PyModule_AddObjectRef(module, "CACHE_FULL", dynamo_cache_full_marker) < 0 ||
         PyModule_AddObjectRef(module, "GuardProgram", (PyObject *)&GuardProgram_Type) < 0 ||
         PyModule_AddObjectRef(module, "CacheEntry", (PyObject *)&CacheEntry_Type) < 0 ||

@@ -6,6 +6,7 @@ import types
 from typing import Any, Callable
 
 SKIP: object  # the callback's answer: the hook ignores this code from now on
+SKIP_UNHOOKED: object  # the same, and the frames its calls start run with the hook off too
 CACHE_FULL: object  # the callback's answer: run the original code, the cache is at its limit
 
 class GuardProgram:

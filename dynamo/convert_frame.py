@@ -206,6 +206,7 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
         for source, i in output.inputs.items() if "runtime_float" in getattr(getattr(i.variable, "node", None), "meta", {})]
     result.loops = output.loops.report()
     result.loop_count = len(output.loops.captured)
+    result.computes_on_inputs = output.computes_on_inputs
     result.trace_seconds = time.perf_counter() - start - (compiled.compile_seconds if compiled else 0.0)
     return result
 
@@ -342,6 +343,9 @@ class CompiledFrame:
     dynamic: list[str] = field(default_factory=list)  # explain's lines on dynamic sizes (ShapeEnv.report)
     loops: list[str] = field(default_factory=list)  # explain's lines on loops captured and not (loop_records)
     loop_count: int = 0  # loop nodes in the graphs, nested ones included
+    # the trace did arithmetic, NumPy calls or type tests on the frame's inputs (variables.input_work);
+    # True unless a trace said otherwise (a fallback keeps its guards)
+    computes_on_inputs: bool = True
 
 
 # What must be equal for a transformed code object to behave as the original (names and line
@@ -364,6 +368,17 @@ def code_to_run(original: types.CodeType, compiled: CompiledFrame) -> types.Code
     if all(getattr(code, name) == getattr(flat, name) for name in _BEHAVIOUR):
         return original
     return code
+
+
+def runs_as_written(original: types.CodeType, compiled: CompiledFrame) -> bool:
+    """Whether the frame may run its original code for good, with no guards: its trace made no graph and
+    took no break, the code it made is the original (nothing rewritten), and nothing it did with its
+    inputs would make a graph for other inputs (variables.input_work). The original is right whatever
+    the inputs; its guards would cost time on every call (a hook lookup and checks on a call that may
+    take 30 ns). Code the trace rewrote (values rebuilt from their sources, objects made without their
+    __init__) keeps its entry: running the original instead would start frames that code does not."""
+    return (not compiled.graphs and not compiled.breaks and compiled.fallback_reason is None
+            and not compiled.computes_on_inputs and code_to_run(original, compiled) is original)
 
 
 class ConvertFrame:
@@ -457,6 +472,16 @@ class ConvertFrame:
                 self.recompiles.append((code, self._failures(frame, entries)))
                 self._log_recompile(frame, entries)
             compiled = self.compile_frame(frame)
+            if runs_as_written(code, compiled) and not _C.cache_entries(code):
+                # the hook runs it untouched from now on, as a skipped file's code; its callees are
+                # still compiled, unless the trace inlined every call it made (the code it would run
+                # starts no frame: compiled.unhooked), as its entry would have run them with the hook off.
+                # explain lists it with no guards, since none is checked
+                guards_log.debug("%s made no graph and computes nothing on its inputs: it runs as written, "
+                                 "with no guards", code.co_qualname)
+                compiled.guards = type(compiled.guards)()
+                self.compiled_frames.append((code, compiled))
+                return _C.SKIP_UNHOOKED if compiled.unhooked else _C.SKIP
         self.compiled_frames.append((code, compiled))
         if guards_log.isEnabledFor(logging.DEBUG):
             guards_log.debug("guards for %s:\n%s", code.co_qualname, compiled.guards)

@@ -80,6 +80,9 @@ class OutputGraph:
         self.root_globals = f_globals
         self.current_location: SourceLocation | None = None
         self.instructions_traced = 0
+        # arithmetic, NumPy calls or type tests on the frame's inputs (variables.input_work): with no
+        # graph, such a frame keeps its guards, since other inputs (arrays) would make one
+        self.computes_on_inputs = False
         # dynamic sizes: the policy of the frame being compiled, and this trace's symbols
         from .shapes import ShapeEnv, current_policy
 

@@ -17,6 +17,7 @@ from .base import VariableTracker
 from .constant import ConstantVariable
 from .fold_limits import check_fold_size, repeated_length, warnings_run_in_python
 from .identity_tests import identity_test
+from .input_work import note_builtin_call
 from .symbolic import concrete, holds_symbolic, symbolic_extremum
 
 if TYPE_CHECKING:
@@ -122,6 +123,7 @@ class BuiltinVariable(VariableTracker):
             name = args[1].as_python_constant() if len(args) > 1 and args[1].is_python_constant() else "?"
             unsupported(Category.UNSUPPORTED_CALL, f"a class statement (class {name}) runs in Python: its body is not traced",
                         "the class is made between two graphs, on every call; a class defined at module level is made once")
+        note_builtin_call(tx.output, self.fn, [*args, *kwargs.values()])
         handler = _HANDLERS.get(self.fn)
         if handler is not None:
             result = handler(tx, *args, **kwargs) if _accepts(handler, args, kwargs) else None

@@ -22,6 +22,7 @@ from ..sources import Source
 from .base import VariableTracker
 from .builder import wrap_constant_result
 from .constant import ConstantVariable, is_constant_value
+from .input_work import note_numpy_call
 from .symbolic import concrete_deep, concrete_floats, holds_symbolic, loose_double, promotes_alike
 
 if TYPE_CHECKING:
@@ -210,6 +211,7 @@ class NumpyOps:
     # ---- calls ----------------------------------------------------------------------------------
     def call_function(self, tx: "Tx", fn: Any, args: list[VariableTracker], kwargs: dict[str, VariableTracker],
                       name: str | None = None) -> VariableTracker:
+        note_numpy_call(self.output, [*args, *kwargs.values()])
         op = registry.lookup_function(fn)
         label = name or str(getattr(fn, "__name__", repr(fn)))
         if op is not None:

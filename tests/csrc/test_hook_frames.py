@@ -388,7 +388,7 @@ def test_set_eval_frame_rejects_non_callables():
 
 def test_callback_answer_is_validated():
     for bad, error, text in [
-        (42, TypeError, "must return None, SKIP, CACHE_FULL, \\(guard, code\\), \\(guard, code, unhooked\\) or "
+        (42, TypeError, "must return None, SKIP, SKIP_UNHOOKED, CACHE_FULL, \\(guard, code\\), \\(guard, code, unhooked\\) or "
                         "\\(guard, code, unhooked, probe\\[, recheck\\[, part_of_caller\\]\\]\\)"),
         ((always(), leaf.__code__, False, "many"), TypeError, "integer"),
         ((always(), leaf.__code__, False, 4, "later"), TypeError, "integer"),

@@ -86,3 +86,41 @@ def test_clearing_the_cache_forgets_the_quiet_calls():
         assert compiled(0)[0] is True
     _C.clear_cache(leaf.__code__)
     assert_hook_off()
+
+
+class SkipUnhookedThenAsk(SkipThenAsk):
+    """Answers SKIP_UNHOOKED for `skipped`: its frames and the frames they start run plain."""
+
+    def __call__(self, view):
+        if view.f_code is self.skipped:
+            return _C.SKIP_UNHOOKED
+        self.asked.append(view.f_code.co_name)
+        return None
+
+
+def test_a_code_skipped_unhooked_runs_its_calls_plain_from_its_first_call():
+    callback = SkipUnhookedThenAsk(sometimes_calls.__code__)
+    compiled = _C.CompiledFunction(sometimes_calls, callback)
+    # the first call too runs helper unseen (the hook is installed around that call, but its thread's
+    # callback is suspended); later calls do not even install the hook
+    assert compiled(1, True)[1] == 2
+    for x in range(3):
+        assert compiled(x, True) == (False, 2 * x)
+    assert _C.is_skipped(sometimes_calls.__code__)
+    assert callback.asked == []  # helper's frames were never looked at
+    assert_hook_off()
+    _C.clear_cache(sometimes_calls.__code__)  # then asked again, and SKIP_UNHOOKED again
+    assert compiled(4, True)[1] == 8
+    assert compiled(4, True) == (False, 8)
+    assert callback.asked == []
+    _C.clear_cache(sometimes_calls.__code__)
+    assert_hook_off()
+
+
+def test_a_code_skipped_with_the_hook_on_still_shows_its_calls():
+    callback = SkipThenAsk(sometimes_calls.__code__)
+    compiled = _C.CompiledFunction(sometimes_calls, callback)
+    assert compiled(1, True) == (True, 2)
+    assert callback.asked == ["helper"]
+    _C.clear_cache(sometimes_calls.__code__)
+    assert_hook_off()
