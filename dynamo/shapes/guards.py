@@ -181,23 +181,29 @@ def size_program(relation: sympy.Basic, where: dict[sympy.Symbol, tuple[int, int
         depth[0] += change
         depth[1] = max(depth[1], depth[0])
 
+    def emit_constant(value: int) -> None:
+        if not -2 ** 63 <= value < 2 ** 63:
+            raise NotImplementedError(value)
+        push(_SZ["const"], value, change=1)
+
+    def emit_symbol(e: Any) -> None:
+        if e not in where:
+            raise NotImplementedError(e)
+        k, d = where[e]
+        if k not in arrays:
+            arrays.append(k)
+        if d is None:  # a dynamic int argument
+            push(_SZ["int"], arrays.index(k), change=1)
+        else:
+            push(_SZ["dim"], arrays.index(k), d, change=1)
+
     def emit(e: sympy.Expr) -> None:
         if isinstance(e, int | SizeExpr):
             emit_small(e)
         elif e.is_Integer:
-            if not -2 ** 63 <= int(e) < 2 ** 63:
-                raise NotImplementedError(e)
-            push(_SZ["const"], int(e), change=1)
+            emit_constant(int(e))
         elif isinstance(e, sympy.Symbol):
-            if e not in where:
-                raise NotImplementedError(e)
-            k, d = where[e]
-            if k not in arrays:
-                arrays.append(k)
-            if d is None:  # a dynamic int argument
-                push(_SZ["int"], arrays.index(k), change=1)
-            else:
-                push(_SZ["dim"], arrays.index(k), d, change=1)
+            emit_symbol(e)
         elif isinstance(e, (sympy.Add, sympy.Mul, sympy.Min, sympy.Max)):
             if isinstance(e, sympy.Mul) and any(not a.is_integer for a in e.args):
                 raise NotImplementedError(e)
@@ -231,20 +237,10 @@ def size_program(relation: sympy.Basic, where: dict[sympy.Symbol, tuple[int, int
 
     def emit_small(e: Any) -> None:
         if isinstance(e, int):
-            if not -2 ** 63 <= e < 2 ** 63:
-                raise NotImplementedError(e)
-            push(_SZ["const"], e, change=1)
+            emit_constant(e)
             return
         if e.is_Symbol:
-            if e not in where:
-                raise NotImplementedError(e)
-            k, d = where[e]
-            if k not in arrays:
-                arrays.append(k)
-            if d is None:  # a dynamic int argument
-                push(_SZ["int"], arrays.index(k), change=1)
-            else:
-                push(_SZ["dim"], arrays.index(k), d, change=1)
+            emit_symbol(e)
             return
         for n, arg in enumerate(sum_args(e)):
             if isinstance(arg, tuple):
