@@ -196,7 +196,11 @@ def run_parallel(backends: list[str], seeds: range, *, workers: int, journal: Pa
                     skip_rest(worker.chunk, *current)
                     resume_after(worker, current[0])
                 continue
-            message = json.loads(line)
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError:  # not the protocol: something the worker's process printed
+                log(f"[worker output: {line.rstrip()[:200]}]")
+                continue
             if "start" in message:
                 worker.current = (message["start"], message["backend"])
             else:
@@ -220,7 +224,11 @@ def worker_main(backends: list[str], seeds: range) -> int:
     import fuzz_campaign as campaign
 
     channel: TextIO = os.fdopen(os.dup(1), "w", buffering=1)
-    sys.stdout = sys.stderr     # nothing but the protocol reaches the parent
+    # nothing but the protocol reaches the parent: Python's prints, C code's and child processes'
+    # writes to file descriptor 1 go to stderr
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
 
     def say(message: dict) -> None:
         channel.write(json.dumps(message) + "\n")
