@@ -14,10 +14,12 @@ gc.collect() of a test (CPython's test_dict calls it 87 times) would walk them a
 of a test exists yet, so none is kept from being collected; the run's end unfreezes them.
 
 A graph of backend "tiered" moves to c in the call that finds it due, not in a thread beside the
-tests: the compile uses process-wide state that a test uses too (warnings.catch_warnings swaps the
-one filter list, and on CPython 3.11/3.12 ast.parse keeps its depth count per interpreter), so a
-compile racing a test changed the test's outcome (NumPy's test_nanfunctions under the plugin: an
-"All-NaN slice" warning its catch_warnings ignored was raised as an error).
+tests: a run's outcome must not depend on when a compile thread gets the processor, and on CPython
+3.11/3.12 a conversion through ast objects (the compile's, fx_ir/user_lines.py) may not interleave
+with pytest's own (its assertion rewriting parses each module it imports): they share one depth count
+per interpreter (python/cpython#106905). The compiler's warning filters are per thread already
+(fx_ir/thread_warnings.py); before they were, a compile beside NumPy's test_nanfunctions dropped the
+test's catch_warnings filter.
 """
 from __future__ import annotations
 
