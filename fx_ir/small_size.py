@@ -153,6 +153,12 @@ class SizeExpr(IntExpr):
     def __pos__(self) -> SizeExpr:
         return self
 
+    def __abs__(self) -> Any:
+        return abs(self._leave("abs"))
+
+    def __float__(self) -> float:
+        return float(self._leave("float"))
+
     def _other(self, name: str, other: Any, reflected: bool = False) -> Any:
         sympy_self = self._leave(name)
         return getattr(sympy_self, f"__{'r' if reflected else ''}{name}__")(other)

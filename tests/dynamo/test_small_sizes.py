@@ -108,11 +108,24 @@ def test_arithmetic_that_leaves_the_fragment_needs_sympy():
     assert s0 - s0 == 0 and isinstance(s0 + 1 - 1, SizeExpr) and s0 * 2 - s0 == s0
     with sympy_forbidden():
         for leave in (lambda: s0 * s1, lambda: s0 // 2, lambda: s0 % 3, lambda: int(s0), lambda: s0 < 4,
-                      lambda: s0.free_symbols and s0.is_positive):
+                      lambda: s0.free_symbols and s0.is_positive, lambda: abs(s0 - 3), lambda: float(s0)):
             with pytest.raises(SympyNeeded):
                 leave()
     assert s0 * s1 == sympy.Symbol("s0", integer=True, positive=True) * sympy.Symbol("s1", integer=True, positive=True)
     assert (s0 // 2) == sympy.floor(s0.to_sympy_expr() / 2)
+    assert abs(s0 - 3) == abs(s0.to_sympy_expr() - 3)
+
+
+def scaled_by_distance_from_three(x):
+    return x * abs(x.shape[0] - 3)
+
+
+def test_abs_of_a_size_is_traced_again_with_sympy():
+    # abs() of a dynamic size raised TypeError inside the trace (an internal error; fuzz seed 1170204)
+    compiled = dynamo.compile(scaled_by_distance_from_three, backend="numpy")
+    for n in (2, 5, 6, 9):
+        x = np.linspace(0.0, 1.0, n)
+        assert np.array_equal(compiled(x), scaled_by_distance_from_three(x))
 
 
 def estimate(n, rng):
