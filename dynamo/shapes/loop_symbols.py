@@ -60,7 +60,9 @@ def _extreme(env: "ShapeEnv", expr: Any, lowest: bool) -> Any | None:
     """The lowest (or highest) value of expr over the loop bounds, innermost loop first; None when
     expr is not monotone in a loop symbol (a sum of constant multiples of the symbol and of floors
     and ceilings of linear expressions of it: i, 2*i + n, i // 2)."""
-    expr = sympy.expand(sympy.sympify(expr))
+    expr = _bound_remainders(env, sympy.expand(sympy.sympify(expr)), lowest)
+    if expr is None:
+        return None
     for symbol in reversed(list(env.loop_bounds)):
         if symbol not in expr.free_symbols:
             continue
@@ -71,6 +73,22 @@ def _extreme(env: "ShapeEnv", expr: Any, lowest: bool) -> Any | None:
         pick = bounds.lower if (direction > 0) == lowest else bounds.upper
         expr = sympy.expand(expr.subs(symbol, pick))
     return expr
+
+
+def _bound_remainders(env: "ShapeEnv", expr: Any, lowest: bool) -> Any | None:
+    """expr with each term `k*Mod(x, m)` of a loop symbol (k a number, m a positive integer) replaced
+    by its lowest (highest) value over any x, 0 or k*(m - 1): a remainder lies in [0, m - 1] whatever
+    the iteration (`x[i % n]`). None for a remainder scaled by a symbol."""
+    replaced = []
+    for term in sympy.Add.make_args(expr):
+        coeff, atom = term.as_coeff_Mul()
+        if isinstance(atom, sympy.Mod) and mentions_loop(env, atom):
+            divisor = atom.args[1]
+            if not (divisor.is_Integer and divisor > 0):
+                return None
+            term = 0 if (coeff > 0) == lowest else coeff * (divisor - 1)
+        replaced.append(term)
+    return sympy.Add(*replaced)
 
 
 def _direction(expr: Any, symbol: Any) -> int | None:
@@ -245,7 +263,11 @@ def _sign_known(atom: Any) -> bool:
 
 def _small_extreme(env: "ShapeEnv", expr: IntExpr, lowest: bool) -> int | None:
     """`_extreme` for a small form: its lowest (highest) value over the loops' int bounds, None
-    when it is not monotone in a variable (a remainder or extremum of it, floors going both ways)."""
+    when it is not monotone in a variable (an extremum of it, floors going both ways). A remainder
+    counts as its lowest (highest) value over any dividend, as `_bound_remainders` does."""
+    remainders = [(atom, c) for atom, c in expr.terms if type(atom) is Mod]
+    bound = sum(0 if (c > 0) == lowest else c * (atom.divisor - 1) for atom, c in remainders)
+    expr = IntExpr(expr.const, tuple(t for t in expr.terms if type(t[0]) is not Mod))
     values: dict[str, int] = {}
     for name in expr.symbols():
         direction = _small_direction(expr, name)
@@ -253,7 +275,7 @@ def _small_extreme(env: "ShapeEnv", expr: IntExpr, lowest: bool) -> int | None:
             return None
         loop = env.small_loops[name]
         values[name] = loop.lower if (direction > 0) == lowest else loop.upper
-    return expr.value(values)
+    return bound + expr.value(values)
 
 
 def _small_direction(expr: IntExpr, name: str) -> int | None:

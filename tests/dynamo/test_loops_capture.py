@@ -202,6 +202,33 @@ def test_an_index_that_may_wrap_around_is_not_captured():
     assert compiled._dynamo_callback.compiled_frames[0][1].loop_count == 0
 
 
+def periodic_indices(z, ring):
+    """Remainders of the loop variable as indices (a ring buffer, periodic neighbours): each lies in
+    [0, m - 1] whatever the iteration, so every index is in bounds for all of them."""
+    total = z[0] * 0
+    for i in range(40):
+        ring[i % 8] += z[(i - 25) % 7] * z[(2 * i + 3) % 11]
+        total = total + ring[(i + 1) % 8] + z[i % 7 - 7]
+    return total
+
+
+def remainder_that_changes_sign(z):
+    total = z[0] * 0
+    for i in range(40):
+        total = total + z[-(i % 7)]  # z[0] once in 7 iterations, else from the end
+    return total
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_remainders_of_the_loop_variable_index_a_captured_loop(backend):
+    check_calls(periodic_indices, lambda n: (rng(n).random(n), rng(n + 1).random(8)), [12, 12, 15], backend)
+    _, counter = counted(periodic_indices, lambda n: (rng(n).random(n), rng(n + 1).random(8)), [12, 12])
+    assert loops_in(counter) == [1]
+    check_calls(remainder_that_changes_sign, lambda n: (rng(n).random(n),), [12, 12], backend)
+    _, counter = counted(remainder_that_changes_sign, lambda n: (rng(n).random(n),), [12, 12])
+    assert loops_in(counter) == [0]  # unrolled: the index's sign depends on the iteration
+
+
 def test_loop_writing_a_view_of_an_argument():
     _, counter = counted(writes_a_view_of_its_argument, lambda n: (rng(n).random((n, 3)),), [20, 26, 31])
     assert loops_in(counter) == [1, 1]
