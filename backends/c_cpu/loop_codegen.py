@@ -12,6 +12,7 @@ past 64 bits, 3 operands whose lengths differ, 4 no memory.
 """
 from __future__ import annotations
 
+import builtins
 import operator
 from typing import Any
 
@@ -363,6 +364,8 @@ class LoopWriter:
             handler = LoopWriter.vector_operator
         if handler is None and target in BINARY and len(node.args) == 2:
             handler = LoopWriter.binary
+        if handler is None and target in INT_ONLY and not any(self.kinds.get(a) in (ARRAY, VEC) for a in node.args):
+            handler = INT_ONLY[target]
         if handler is None and isinstance(target, np.ufunc) and target.nout == 1 and len(node.args) == target.nin:
             handler = LoopWriter.scalar_ufunc
         if handler is None:
@@ -421,6 +424,33 @@ class LoopWriter:
         self.lines.append(f"*{pointer} = {e};")
         self.wrote(self.cexpr[array])
         self.vec.epoch += 1
+
+    def int_division(self, node: Any) -> None:
+        """`i % m` and `i // m` of an int by a positive constant (an index computed from the loop
+        variable: x[i % n]), rounded toward minus infinity as Python does; no division by zero."""
+        (a, ka), divisor = self.operand(node.args[0]), node.args[1]
+        if ka != INT or type(divisor) is not int or not 0 < divisor < 2 ** 62:
+            raise Refused(f"{node.target.__name__} of values other than an int by a positive constant")
+        var = self.var("x")
+        r = self.var("r")
+        self.lines.append(f"int64_t {r} = ({a}) % INT64_C({divisor});")
+        if node.target is operator.mod:
+            self.lines.append(f"int64_t {var} = {r} < 0 ? {r} + INT64_C({divisor}) : {r};")
+        else:
+            self.lines.append(f"int64_t {var} = ({a}) / INT64_C({divisor}) - ({r} < 0);")
+        self.bind(node, var, INT, int)
+
+    def int_extremum(self, node: Any) -> None:
+        """Builtin max or min of ints (x[max(i - 1, 0)]): equal ints, so which one is returned is moot."""
+        operands = [self.operand(a) for a in node.args]
+        if len(operands) < 2 or any(k != INT for _, k in operands):
+            raise Refused(f"{node.target.__name__} of values other than ints")
+        pick = ">" if node.target is builtins.max else "<"
+        var = self.var("x")
+        self.lines.append(f"int64_t {var} = {operands[0][0]};")
+        for e, _ in operands[1:]:
+            self.lines.append(f"if (({e}) {pick} {var}) {var} = {e};")
+        self.bind(node, var, INT, int)
 
     def neg(self, node: Any) -> None:
         var = self.var("x")
@@ -515,6 +545,9 @@ class LoopWriter:
 VECTOR_OPERATORS = {operator.floordiv: "floor_divide", operator.mod: "remainder", operator.and_: "bitwise_and",
                     operator.or_: "bitwise_or", operator.xor: "bitwise_xor", operator.lshift: "left_shift",
                     operator.rshift: "right_shift", operator.invert: "invert"}
+# int operations on the loop variable and other ints (an operand that is an array takes the vector path)
+INT_ONLY = {operator.mod: LoopWriter.int_division, operator.floordiv: LoopWriter.int_division,
+            builtins.max: LoopWriter.int_extremum, builtins.min: LoopWriter.int_extremum}
 INPLACE = {operator.iadd, operator.isub, operator.imul, operator.itruediv}
 COMPARE = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",
            operator.ne: "!="}

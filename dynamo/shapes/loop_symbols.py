@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..exc import Category, Unsupported
-from ..fx_ir.int_expr import FloorDiv, IntExpr, LoopSym, Mod, lift
+from ..fx_ir.int_expr import Extremum, FloorDiv, IntExpr, LoopSym, Mod, lift
 from ..fx_ir.lazy_sympy import sympy
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def _extreme(env: "ShapeEnv", expr: Any, lowest: bool) -> Any | None:
     """The lowest (or highest) value of expr over the loop bounds, innermost loop first; None when
     expr is not monotone in a loop symbol (a sum of constant multiples of the symbol and of floors
     and ceilings of linear expressions of it: i, 2*i + n, i // 2)."""
-    expr = _bound_remainders(env, sympy.expand(sympy.sympify(expr)), lowest)
+    expr = _bound_atoms(env, sympy.expand(sympy.sympify(expr)), lowest)
     if expr is None:
         return None
     for symbol in reversed(list(env.loop_bounds)):
@@ -75,18 +75,30 @@ def _extreme(env: "ShapeEnv", expr: Any, lowest: bool) -> Any | None:
     return expr
 
 
-def _bound_remainders(env: "ShapeEnv", expr: Any, lowest: bool) -> Any | None:
-    """expr with each term `k*Mod(x, m)` of a loop symbol (k a number, m a positive integer) replaced
-    by its lowest (highest) value over any x, 0 or k*(m - 1): a remainder lies in [0, m - 1] whatever
-    the iteration (`x[i % n]`). None for a remainder scaled by a symbol."""
+def _bound_atoms(env: "ShapeEnv", expr: Any, lowest: bool) -> Any | None:
+    """expr with each remainder, minimum and maximum of a loop symbol replaced by a bound of it over
+    every iteration: the lowest value (highest where its coefficient is negative) when `lowest`, else
+    the highest. `k*Mod(x, m)` (m a positive integer) lies in [0, m - 1] whatever x (`x[i % n]`); Max(a, b)
+    is at least the larger of their lowest values and at most the larger of their highest, Min
+    likewise with the smaller (`x[max(i - 1, 0)]`). None where no such bound is certain."""
     replaced = []
     for term in sympy.Add.make_args(expr):
         coeff, atom = term.as_coeff_Mul()
-        if isinstance(atom, sympy.Mod) and mentions_loop(env, atom):
-            divisor = atom.args[1]
-            if not (divisor.is_Integer and divisor > 0):
+        if isinstance(atom, (sympy.Mod, sympy.Min, sympy.Max)) and mentions_loop(env, atom):
+            if not coeff.is_number:
                 return None
-            term = 0 if (coeff > 0) == lowest else coeff * (divisor - 1)
+            low = (coeff > 0) == lowest
+            if isinstance(atom, sympy.Mod):
+                divisor = atom.args[1]
+                if not (divisor.is_Integer and divisor > 0):
+                    return None
+                term = 0 if low else coeff * (divisor - 1)
+            else:
+                ends = [_extreme(env, arg, low) for arg in atom.args]
+                if any(end is None for end in ends):
+                    return None
+                # ends free of loop symbols: a Max of sizes left here is guarded like any size decision
+                term = coeff * (sympy.Max if isinstance(atom, sympy.Max) else sympy.Min)(*ends)
         replaced.append(term)
     return sympy.Add(*replaced)
 
@@ -263,11 +275,20 @@ def _sign_known(atom: Any) -> bool:
 
 def _small_extreme(env: "ShapeEnv", expr: IntExpr, lowest: bool) -> int | None:
     """`_extreme` for a small form: its lowest (highest) value over the loops' int bounds, None
-    when it is not monotone in a variable (an extremum of it, floors going both ways). A remainder
-    counts as its lowest (highest) value over any dividend, as `_bound_remainders` does."""
-    remainders = [(atom, c) for atom, c in expr.terms if type(atom) is Mod]
-    bound = sum(0 if (c > 0) == lowest else c * (atom.divisor - 1) for atom, c in remainders)
-    expr = IntExpr(expr.const, tuple(t for t in expr.terms if type(t[0]) is not Mod))
+    when it is not monotone in a variable (floors going both ways). Remainders and extrema count as
+    the bounds `_bound_atoms` gives them."""
+    bound = 0
+    for atom, c in expr.terms:
+        low = (c > 0) == lowest
+        if type(atom) is Mod:
+            bound += 0 if low else c * (atom.divisor - 1)
+        elif type(atom) is Extremum:
+            ends = [_small_extreme(env, arg, low) for arg in atom.args]
+            known = [end for end in ends if end is not None]
+            if len(known) < len(ends):
+                return None
+            bound += c * (max if atom.kind == "Max" else min)(known)
+    expr = IntExpr(expr.const, tuple(t for t in expr.terms if type(t[0]) not in (Mod, Extremum)))
     values: dict[str, int] = {}
     for name in expr.symbols():
         direction = _small_direction(expr, name)

@@ -132,6 +132,20 @@ def test_scalar_accumulation_runs_as_one_c_loop_and_a_new_trip_count_does_not_re
     run_both(accumulate, [(A, 1), (A, 0), (A, 2)])  # empty and one-iteration ranges
 
 
+def wrapped_and_clamped(z, ring, n):
+    total = z[0] * 0.0
+    for i in range(n):
+        ring[i % 8] += z[(i - 25) % 7] * z[(i - 25) // 4 + 7]  # negative dividends round down
+        total = total + z[max(i - 30, 0)] - z[min(i + 1, 11, n)] + ring[(i + 1) % 8]
+    return total
+
+
+def test_remainders_quotients_and_extrema_of_the_loop_variable_index_a_c_loop():
+    z, ring = rng.random(12), rng.random(8)
+    rec = run_both(wrapped_and_clamped, [(z, ring, 40), (z, ring, 40), (z, ring, 33)])
+    assert sum(native_runs(rec)) == 3
+
+
 def test_triangular_solve_inner_loop_is_c():
     def make(N):
         return (rng.random((N, N)) + 3 * np.eye(N), np.zeros(N), rng.random(N))
