@@ -7,17 +7,23 @@ dynamo.explain() lists them under the graph, and DYNAMO_LOGS=graph logs them.
 A backend that compiles loop nodes into native loops says so with a true `compiles_loops`
 attribute (`loops_native` reads it, without importing a lazily registered backend): the frontend
 then keeps short loops nested in a captured loop as loop nodes instead of unrolling them.
+A backend whose graphs past some size lose their best code names the setting that holds that size
+in `op_limit_setting` (`graph_op_limit` reads it): the frontend then keeps short loops that unrolled
+past it as loop nodes.
 """
 from __future__ import annotations
 
 import importlib
 from typing import Any, Callable
 
+from . import settings
+
 CompilerFn = Callable[[Any, list], Callable[..., Any]]
 
 _BACKENDS: dict[str, CompilerFn] = {}
 _LAZY: dict[str, str] = {}  # name -> module that registers it when imported
 _LAZY_NATIVE_LOOPS: set[str] = set()  # lazily registered names whose backend compiles loop nodes natively
+_LAZY_OP_LIMITS: dict[str, str] = {}  # lazily registered name -> its backend's op_limit_setting
 
 
 class UnknownBackend(ValueError):
@@ -44,12 +50,14 @@ def register_backend(compiler_fn: CompilerFn | None = None, *, name: str | None 
     return register if compiler_fn is None else register(compiler_fn)
 
 
-def register_lazy(name: str, module: str, *, compiles_loops: bool = False) -> None:
+def register_lazy(name: str, module: str, *, compiles_loops: bool = False, op_limit_setting: str | None = None) -> None:
     """`name` is registered by importing `module`, which happens when the name is first looked up;
-    `compiles_loops`: the backend's `compiles_loops` attribute, known before the import."""
+    `compiles_loops` and `op_limit_setting`: the backend's attributes, known before the import."""
     _LAZY[name] = module
     if compiles_loops:
         _LAZY_NATIVE_LOOPS.add(name)
+    if op_limit_setting is not None:
+        _LAZY_OP_LIMITS[name] = op_limit_setting
 
 
 def loops_native(backend: Any) -> bool:
@@ -62,6 +70,18 @@ def loops_native(backend: Any) -> bool:
     if isinstance(backend, DeferredBackend):
         return backend.__name__ in _LAZY_NATIVE_LOOPS
     return bool(getattr(backend, "compiles_loops", False))
+
+
+def graph_op_limit(backend: Any) -> int | None:
+    """The most ops (loop bodies' included) a graph of `backend` may have and still get the backend's
+    best code (backend tiered: past config.tier_up_max_ops a graph stays on numpy); None: no limit."""
+    if isinstance(backend, DeferredBackend):
+        backend = backend.__name__
+    if isinstance(backend, str):
+        setting = _LAZY_OP_LIMITS.get(backend, getattr(_BACKENDS.get(backend), "op_limit_setting", None))
+    else:
+        setting = getattr(backend, "op_limit_setting", None)
+    return None if setting is None else int(settings.get(setting))
 
 
 def lookup_backend(backend: str | CompilerFn) -> CompilerFn:

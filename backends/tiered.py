@@ -208,6 +208,9 @@ class TieredBackend:
     """`backend(graph_module, example_inputs) -> callable`: the numpy backend's code behind a GraphCall
     that moves to backend "c" when the graph is hot (see the module docstring)."""
 
+    # a graph of more ops stays on numpy: the frontend keeps the short loops it unrolled past it as loops
+    op_limit_setting = "tier_up_max_ops"
+
     def __call__(self, graph_module: Any, example_inputs: list[Any]) -> Callable[..., Any]:
         from .numpy_cpu import EagerOnDevice, numpy_backend
 

@@ -117,7 +117,7 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
                               explain_break, reconstruct)
     from .output_graph import OutputGraph
     from .symbolic_convert import InstructionTranslator
-    from .loop_capture import peeled_loop_broken, unrolled_past_budget
+    from .loop_capture import peeled_loop_broken, unrolled_past_budget, unrolled_past_op_limit
     from .loop_records import LoopRecords, RetraceWithoutLoop
     from .python_loops import PythonLoop
     from .resume import python_region
@@ -186,6 +186,13 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
                 raise
             reason = detached(error)
             continue
+        if reason is None:  # (a retrace that stops at a break counts its steps with the loops as they were)
+            forced_loops = unrolled_past_op_limit(output, loops)
+            if forced_loops:
+                breaks_log.debug("%s: unrolled short loops made a graph past the backend's op limit",
+                                 code.co_qualname)
+                loops.forced.update(forced_loops)
+                continue
         body = PyCodegen(code)
         reconstruct(body, tx, return_value)  # closures, generators, methods made while tracing too
         output.side_effects.codegen(body)

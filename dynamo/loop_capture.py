@@ -16,7 +16,7 @@ from bytecode import Label
 
 from . import bytecode_compat as compat
 from . import config
-from .backends.registry import loops_native
+from .backends.registry import graph_op_limit, loops_native
 from .exc import Unsupported
 from .fx_ir.graph import Graph
 from .fx_ir.graph_module import GraphModule
@@ -29,7 +29,7 @@ from .loop_body import (LONGEST_LOOP, BodyTrace, NotCaptured, carried_argument, 
                         carried_value, is_int, reason_of, stored_locals, value_bases)
 from .loop_counters import check_fits_int64, check_step, find_counters, iterations_before, value_of
 from .loop_items import ItemPlan, plan_of
-from .loop_records import CapturedLoop, LoopRecords, RejectedLoop, RetraceWithoutLoop
+from .loop_records import CapturedLoop, LoopKey, LoopRecords, RejectedLoop, RetraceWithoutLoop
 from .shapes.loop_symbols import LoopBounds, SmallLoop
 from .variables.arrays import ArrayVariable
 from .variables.base import VariableTracker
@@ -235,6 +235,22 @@ def unrolled_past_budget(records: LoopRecords) -> Any:
         if not getattr(iterator, "exhausted", True):
             return key
     return None
+
+
+def unrolled_past_op_limit(output: Any, records: LoopRecords) -> list[LoopKey]:
+    """The short loops this trace unrolled, when they made a graph larger than its backend's op limit
+    (backends.graph_op_limit: a graph of backend tiered past config.tier_up_max_ops never moves to c):
+    the retrace captures them as loop nodes, each body traced and compiled once (a Gray-Scott loop of
+    40 time steps unrolled to 1,331 ops and stayed on numpy, 1.04x plain, where c's loop node made
+    1.97x). [] when the graph fits, or every such loop was forced already or cannot be captured."""
+    limit = graph_op_limit(output.backend)
+    if limit is None or not records.unrolled or len(records.forced) >= MOST_FORCED:
+        return []
+    ops = sum(1 for graph in [output.root_graph, *(loop.body.graph for loop in output.submodules.values())]
+              for node in graph.nodes if node.op not in ("placeholder", "output", "get_attr"))
+    if ops <= limit:
+        return []
+    return [key for key, _ in records.unrolled if key not in records.forced and key not in records.rejected]
 
 
 def _has_inner_loop(tx: "Tx") -> bool:

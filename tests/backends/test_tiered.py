@@ -447,13 +447,8 @@ def test_warnings_at_the_users_line_once_as_in_plain_python(seconds):
     assert tier_of(compiled).state == (tiered.C if seconds == 0.0 else tiered.NUMPY)
 
 
-UNROLLED = """
-def f(x):
-    for i in range(50):  # unrolled by the frontend: 4 ops per iteration in one graph
-        x = x * 0.5 + 1.0
-        x = np.sqrt(x) - 0.25
-    return x
-"""
+# 50 steps of 4 ops written out, one graph of 200 ops (a loop of them would stay a loop past the bound)
+UNROLLED = "def f(x):\n" + "    x = x * 0.5 + 1.0\n    x = np.sqrt(x) - 0.25\n" * 50 + "    return x\n"
 
 
 def test_a_graph_over_the_op_bound_stays_on_numpy_and_explain_says_why():
@@ -508,3 +503,47 @@ def test_the_ops_of_a_loop_body_count_in_the_estimate():
     outer = sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output", "get_attr"))
     inner = sum(1 for n in body.graph.nodes if n.op not in ("placeholder", "output", "get_attr"))
     assert inner >= 3 and tiered._ops(gm) == outer + inner
+
+
+TIME_STEPS = """
+def f(u, steps):
+    for i in range(steps):
+        lap = u[:-2] + u[2:] - 2.0 * u[1:-1]
+        u[1:-1] += 0.1 * lap - 0.01 * u[1:-1]
+        u[0] = u[1]
+    return u
+"""
+
+
+def loop_nodes(compiled_fn) -> list[int]:
+    callback = compiled_fn._dynamo_callback
+    return [frame.loop_count for code, frame in callback.compiled_frames if code is compiled_fn._dynamo_fn.__code__]
+
+
+def test_short_loops_unrolled_past_the_op_limit_stay_loops_and_move_to_c():
+    """A short time-step loop unrolled into more ops than config.tier_up_max_ops made a graph that stayed
+    on numpy for good (NumPy-benchmarks' grayscott: 40 steps, 1,331 ops, 1.04x plain where c's loop node
+    made 1.97x); it is captured as a loop node instead, and the graph moves to c."""
+    f = fresh(TIME_STEPS)
+    u = np.random.default_rng(1).random(50)
+    with config.patch(tier_up_max_ops=60, tier_up_seconds=0.0, tier_up_in_background=False):
+        compiled = dynamo.compile(f, backend="tiered")
+        for _ in range(3):
+            assert bits(compiled(u.copy(), 10)) == bits(f(u.copy(), 10))
+    assert loop_nodes(compiled) == [1]  # one compile, the loop a loop node
+    tier = tier_of(compiled)
+    assert tier.state == tiered.C and tier.ops <= 60, tier.describe()
+    # within the limit the loop is unrolled, as for backend numpy
+    g = fresh(TIME_STEPS)
+    with config.patch(tier_up_max_ops=1000):
+        small = dynamo.compile(g, backend="tiered")
+        assert bits(small(u.copy(), 10)) == bits(g(u.copy(), 10))
+    assert loop_nodes(small) == [0]
+
+
+def test_the_op_limit_is_the_backends():
+    assert registry.graph_op_limit("numpy") is None and registry.graph_op_limit("c") is None
+    with config.patch(tier_up_max_ops=77):
+        assert registry.graph_op_limit("tiered") == 77
+        assert registry.graph_op_limit(tiered.tiered_backend) == 77
+        assert registry.graph_op_limit(registry.lookup_backend_deferred("tiered")) == 77
