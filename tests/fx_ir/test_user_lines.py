@@ -37,22 +37,44 @@ def test_source_without_comments_compiles_as_it_is():
     assert code.co_filename == "<generated>" and stores(code) == [("x", 1), ("y", 2)]
 
 
-def test_conversions_through_ast_objects_take_turns_across_threads():
-    # CPython 3.11/3.12 keep one depth count per interpreter for them (python/cpython#106905): a
-    # compile in backend tiered's thread must not interleave with one in the program's thread
-    import threading
+def test_a_body_on_its_statements_line_takes_that_line():
+    source = (
+        "def run(x):\n"
+        "    seen = None\n"
+        '    # File "user.py", line 25\n'
+        "    flags = x + 1\n"
+        "    if flags: seen = flags * 2\n"
+        '    # File "user.py", line 27\n'
+        "    if seen is not None: seen = seen - 1\n"
+        "    return seen\n")
+    code = compile_at_user_lines(source, "<generated>")
+    run = next(c for c in code.co_consts if hasattr(c, "co_code"))
+    assert stores(run) == []  # STORE_FAST in a function
+    fast = [(i.argval, i.positions.lineno) for i in dis.get_instructions(run) if i.opname == "STORE_FAST"]
+    assert fast == [("seen", 25), ("flags", 25), ("seen", 25), ("seen", 27)]
+    assert run.co_filename == "user.py" and run.co_firstlineno == 25
+    namespace: dict = {}
+    exec(code, namespace)
+    assert namespace["run"](1) == 3
 
+
+def test_no_python_ast_object_is_made(monkeypatch):
+    # CPython 3.11/3.12 keep one depth count per interpreter for conversions between ast objects and
+    # the compiler's tree (python/cpython#106905): a compile in backend tiered's thread must not make
+    # any, or it can break one the program makes at the same time (pytest's assertion rewriting)
     from dynamo.fx_ir import user_lines
 
-    compiled = threading.Event()
+    def no_parse(*args, **kwargs):
+        raise AssertionError("ast.parse called")
 
-    def compile_beside():
-        compile_at_user_lines(SOURCE, "<generated>")
-        compiled.set()
+    monkeypatch.setattr(user_lines.ast, "parse", no_parse)
+    code = compile_at_user_lines(SOURCE, "<generated>")
+    assert stores(code) == [("q", 10), ("a", 20), ("i", 30), ("a", 20), ("c", 40), ("d", 30)]
 
-    with user_lines._AST_IN_USE:  # this thread is converting
-        thread = threading.Thread(target=compile_beside)
-        thread.start()
-        assert not compiled.wait(0.5)  # the other waits for its turn
-    thread.join(10)
-    assert compiled.is_set()
+
+def test_a_statement_over_several_lines_is_relocated_through_the_tree():
+    source = '# File "user.py", line 7\nx = (1 +\n     2)\n# File "user.py", line 9\ny = [x,\n     x]\n'
+    code = compile_at_user_lines(source, "<generated>")
+    assert stores(code) == [("x", 7), ("y", 9)]
+    lines = {i.positions.lineno for i in dis.get_instructions(code) if i.positions.lineno}
+    assert lines <= {7, 9}
