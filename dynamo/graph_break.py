@@ -182,11 +182,13 @@ def codegen_break(tx: "InstructionTranslator", error: Unsupported) -> PyCodegen:
     # (not iterators: loaded after the replay, below, they walk the container as it is then)
     _load_early(cg, tx, passed_on,
                 lambda value: not isinstance(value, IteratorVariable) and _reads_state(cg, tx, value))
-    tx.output.side_effects.codegen(cg)  # the program sees the state plain Python would
-    write_cells(cg, tx)
-    # iterators: as the replayed state has them, before the instruction runs in Python (a dict
-    # iterator made after it would not know that the dict changed size under it)
-    _load_early(cg, tx, passed_on, lambda v: isinstance(v, IteratorVariable))
+    def replay(c: PyCodegen) -> None:
+        tx.output.side_effects.codegen(c)  # the program sees the state plain Python would
+        write_cells(c, tx)
+        # iterators: as the replayed state has them (one made before would miss a dict's growth), over the
+        # objects the frame found (fuzz seeds 2070669, 1180873: a cell or dict item the replay rebinds)
+        _load_early(c, tx, passed_on, lambda v: isinstance(v, IteratorVariable))
+    cg.load_first(replay)
     _drop_stale_arguments(cg, tx, passed_on)
     if kind is BreakKind.SPLIT:
         _call_resume(cg, tx, _split_target(tx), stack)

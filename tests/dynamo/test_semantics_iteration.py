@@ -1,5 +1,5 @@
-"""Loops over an array that the loop body writes see each row when the loop reaches it (views of
-an n-d array, scalar copies of a 1-d one), and a closure's earlier read keeps the old value."""
+"""Loops over an array that the loop body writes see each row when the loop reaches it (n-d: views, 1-d:
+scalar copies), a closure's earlier read keeps the old value, a rebound iterable is walked as it was."""
 import numpy as np
 import pytest
 
@@ -52,11 +52,40 @@ def closure_read_then_rebind_with_a_break(z):
     return v, z
 
 
+def loop_over_a_cell_the_body_rebinds(x):
+    # fuzz seed 2070669: the print's break leaves the rest of the loop to Python; its iterator was
+    # rebuilt from the cell x after the replay of side effects had rebound it, so it walked the new x
+    for v in x:
+        x = x + 10
+        print(v)
+
+    def read():
+        return x
+    return v, read()
+
+
+class Holder:
+    def __init__(self):
+        self.items = [1, 2, 3]
+
+
+def loop_over_an_attribute_the_body_rebinds(holder):
+    # the same through an attribute: the loop walks the list the attribute held when it started
+    seen = []
+    for v in holder.items:
+        holder.items = holder.items[1:] + [v * 10]
+        print(v)
+        seen.append(v)
+    return seen, holder.items
+
+
 ONE_D = lambda: (np.arange(4.0),)  # noqa: E731
 TWO_D = lambda: (np.arange(6.0).reshape(3, 2),)  # noqa: E731
 CASES = [(fn, make) for fn in (scale_while_iterating, add_reversed_rows, write_last_row, rows_after_a_print)
          for make in (ONE_D, TWO_D)]
-CASES += [(closure_read_then_rebind, ONE_D), (closure_read_then_rebind_with_a_break, ONE_D)]
+CASES += [(closure_read_then_rebind, ONE_D), (closure_read_then_rebind_with_a_break, ONE_D),
+          (loop_over_a_cell_the_body_rebinds, ONE_D), (loop_over_a_cell_the_body_rebinds, TWO_D),
+          (loop_over_an_attribute_the_body_rebinds, lambda: (Holder(),))]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
