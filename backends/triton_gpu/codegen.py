@@ -133,6 +133,11 @@ class KernelWriter:
         """A size as source: a number, or an expression of the kernel's size arguments."""
         return self.print_index(sympy.sympify(n)) if is_symbolic(n) else str(n)
 
+    def divisor(self, n: Any) -> str:
+        """A size as the right operand of // or %: a product in parentheses (fuzz seed 2080908: the
+        program id's `pid // a*b*s1` of a 4-d grid is (pid // a) * b * s1 in Python)."""
+        return self.print_index.divisor(sympy.sympify(n)) if is_symbolic(n) else str(n)
+
     def size_symbols(self) -> list[str]:
         """The graph's size symbols the kernel uses (its size arguments, after the strides)."""
         k = self.k
@@ -380,9 +385,9 @@ class KernelWriter:
                 continue  # defined by each loop over its chunks
             if axis.role == "grid":
                 later = math.prod(self.counts[g] for g in grid if g > i)
-                pid = "pid" if later == 1 else f"(pid // {self.size(later)})"
+                pid = "pid" if later == 1 else f"(pid // {self.divisor(later)})"
                 if grid[0] != i:
-                    pid = f"({pid} % {self.size(self.counts[i])})"
+                    pid = f"({pid} % {self.divisor(self.counts[i])})"
                 start = f"{pid} * {self.blocks[i]} + " if is_symbolic(self.counts[i]) or self.counts[i] > 1 else ""
                 lines.append(f"    a{i} = {start}{arange}  # {vars_} < {axis.extent}, {self.counts[i]} blocks")
             else:
