@@ -591,6 +591,7 @@ class Lowerer:
         1004887: `a *= a; a[a < s] = s` computed the mask after `a` was stored, squaring it twice."""
         here = self.position[at]
         buffers = self.sharing(buffers)
+        stored: set[str] = set()
         for node, value in list(self.env.items()):
             if not isinstance(value, TensorValue) or value.buffer is not None or "view_of" in value.notes:
                 continue
@@ -603,8 +604,10 @@ class Lowerer:
                 continue
             xs = tuple(index_var(f"x{k}") for k in range(value.ndim))
             if {ld.buffer for ld in loads([value.at(xs)])} & buffers:
-                self.realize(node)
+                stored.add(self.realize(node).name)
         self.flush()
+        if stored:   # views of them, lowered as their expressions, read them (fuzz seed 2071115)
+            self.refresh_views(stored, at)
 
     def in_place_family(self, node: Node) -> list[Node]:
         """The node and its in-place results (`v //= 3` of v): each reads the value the root holds."""

@@ -297,6 +297,26 @@ def test_fuzzer_found_write_order_and_views(backend, program, make_args):
         assert run_recorded(compiled, make_args()) == run_recorded(program, make_args())
 
 
+def row_of_a_product_read_after_a_masked_write(a):
+    # fuzz seed 2071115, backend triton: the product was stored before the NumPy step that writes `a`,
+    # but its last row, lowered before as the product's expression, still read `a`: after the write
+    v = a * 2
+    for r in v:
+        pass
+    a[a < 1.5] = 255
+    return r * 2, v[::-1, 1:]
+
+
+@pytest.mark.parametrize("backend", BACKENDS + (["triton"] if HAS_TRITON else []))
+def test_views_of_a_value_stored_before_a_write_read_it(backend):
+    dynamo.reset()
+    compiled = dynamo.compile(row_of_a_product_read_after_a_masked_write, backend=backend)
+    for rows in (3, 3, 4):
+        make_args = lambda: (np.arange(-7, 5 * rows - 7, dtype=np.int16).reshape(rows, 5) * 3 % 11,)  # noqa: E731
+        assert run_recorded(compiled, make_args()) == run_recorded(row_of_a_product_read_after_a_masked_write,
+                                                                   make_args())
+
+
 def repeated_ops_that_warn(a, i):
     # fuzz seeds 1000835 and 1003127 (numpy: CSE merged two identical ops, one warning for two) and
     # 1001769, 1002867 (c: two identical nodes are one interned expression, reported once)
