@@ -4,6 +4,7 @@ sums of sizes; and a trace that leaves the fragment is redone with sympy (the sa
 from __future__ import annotations
 
 import logging
+import math
 import operator
 import random
 import subprocess
@@ -126,6 +127,33 @@ def test_abs_of_a_size_is_traced_again_with_sympy():
     for n in (2, 5, 6, 9):
         x = np.linspace(0.0, 1.0, n)
         assert np.array_equal(compiled(x), scaled_by_distance_from_three(x))
+
+
+# every Python int operation of a dynamic size, in an array op or a shape: the fragment keeps + - * neg
+# abs min max, sympy takes // % ** (a trace redone), the frontend specializes the rest (round, divmod,
+# bitwise, bool, float, math): each must compute as plain Python, without an internal error
+SIZE_USES = [
+    lambda x, n: x * round(n - 3), lambda x, n: x * divmod(20, n)[0], lambda x, n: np.zeros(divmod(n, 2)[1] + 1),
+    lambda x, n: x * 2 ** n, lambda x, n: np.zeros(n ** 2), lambda x, n: x * (n & 6), lambda x, n: x * (5 ^ n),
+    lambda x, n: x * (1 << n), lambda x, n: x * (100 >> n), lambda x, n: x * ~n, lambda x, n: x[:-(n % 3) or None],
+    lambda x, n: x * min(n, n - 1, 7), lambda x, n: x[min(n, 4):max(n, 4)], lambda x, n: np.zeros(max(3, n - 2)),
+    lambda x, n: x if n - 5 else -x, lambda x, n: x * float(n) / 3, lambda x, n: np.zeros(math.ceil(n / 3)),
+    lambda x, n: x * math.trunc(n - 9), lambda x, n: x[abs(n - 8):], lambda x, n: x * np.int64(n),
+]
+
+
+@pytest.mark.parametrize("use", SIZE_USES, ids=[f"use{k}" for k in range(len(SIZE_USES))])
+def test_python_int_operations_of_a_size(use, caplog):
+    def program(x):
+        return use(x, x.shape[0])
+
+    compiled = dynamo.compile(program, backend="numpy")
+    with caplog.at_level(logging.WARNING, logger="dynamo"):
+        for n in (5, 5, 6, 7, 9, 4):
+            x = np.arange(float(n))
+            got, expected = compiled(x), program(x)
+            assert (got.dtype, got.shape, got.tobytes()) == (expected.dtype, expected.shape, expected.tobytes())
+    assert not [r for r in caplog.records if "internal error" in r.getMessage()]
 
 
 def estimate(n, rng):
