@@ -225,7 +225,10 @@ def _split(nodes: list[Node], members: list[tuple[Node, int]], segment: dict[Nod
     """Cut a label's members into groups within one side-effect-free segment, without cycles.
 
     A member that reads (through non-members) a value computed from the current group starts a
-    new group, so every group can run as one unit after all of its inputs.
+    new group, so every group can run as one unit after all of its inputs. So does a member that reads
+    a value whose computation may warn after the group's first member that may: the group runs after
+    that value, and NumPy's warnings would come in another order (fuzz seed 1131727: `2**31 == x`
+    overflowing a float16 cast, then `x > np.remainder(inf, 1)` fused with it).
     """
     by_segment: dict[int, list[tuple[Node, int]]] = defaultdict(list)
     for node, axis in sorted(members, key=lambda m: order[m[0]]):
@@ -235,22 +238,31 @@ def _split(nodes: list[Node], members: list[tuple[Node, int]], segment: dict[Nod
         axis_of = dict(seg_members)
         group_of: dict[Node, int] = {}
         taint: dict[Node, int] = {}  # for non-members: the latest group they were computed from
+        warned: dict[Node, int] = {}  # for non-members: the latest op that may warn in computing them
         current: list[tuple[Node, int]] = []
+        first_warning = None  # the current group's first member that may warn
         gid = 0
         first, last = order[seg_members[0][0]], order[seg_members[-1][0]]
         for node in nodes[first:last + 1]:  # one segment: no barrier in between
             inputs = node.all_input_nodes
             if node in axis_of:
-                if any(taint.get(i, -1) == gid for i in inputs if i not in axis_of):
+                outside = [i for i in inputs if i not in axis_of]
+                if any(taint.get(i, -1) == gid for i in outside) \
+                        or first_warning is not None and any(warned.get(i, -1) > first_warning for i in outside):
                     if current:
                         groups.append(current)
-                    current, gid = [], gid + 1
+                    current, gid, first_warning = [], gid + 1, None
                 current.append((node, axis_of[node]))
                 group_of[node] = gid
+                if first_warning is None and may_warn(node):
+                    first_warning = order[node]
             else:
                 marks = [group_of[i] if i in group_of else taint.get(i, -1) for i in inputs]
                 if marks and max(marks) >= 0:
                     taint[node] = max(marks)
+                latest = max([warned.get(i, -1) for i in inputs] + [order[node] if may_warn(node) else -1])
+                if latest >= 0:
+                    warned[node] = latest
         if current:
             groups.append(current)
     return groups

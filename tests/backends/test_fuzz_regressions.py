@@ -683,6 +683,25 @@ def test_fuzzer_found_warning_order(backend):
         assert run_recorded(compiled, make_args()) == expected
 
 
+def cast_overflow_fused_with_a_read_of_a_later_remainder(a):
+    # fuzz seed 1131727 (numpy): the comparison with 2**31 (its cast to float16 overflows) and the one with
+    # the remainder became one kernel, scheduled after the remainder, whose 'invalid value' came first
+    v = 2 ** 31 == a
+    r = np.mod(float("inf"), 1)
+    return np.where(a > r, 3.0, v)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fused_ops_warn_before_a_later_value_they_read(backend):
+    dynamo.reset()
+    compiled = dynamo.compile(cast_overflow_fused_with_a_read_of_a_later_remainder, backend=backend)
+    for n in (3, 3, 7, 5):   # then dynamic sizes: a kernel whatever the size
+        make_args = lambda: (np.linspace(-1.0, 2.0, 2 * n, dtype=np.float16).reshape(n, 2),)  # noqa: E731
+        expected = run_recorded(cast_overflow_fused_with_a_read_of_a_later_remainder, make_args())
+        assert [message.split(" encountered")[0] for _, message in expected[2]] == ["overflow", "invalid value"]
+        assert run_recorded(compiled, make_args()) == expected
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_view_and_its_atleast_2d_are_one_object(backend):
     dynamo.reset()
