@@ -79,13 +79,29 @@ def loop_over_an_attribute_the_body_rebinds(holder):
     return seen, holder.items
 
 
+STORE = {}
+
+
+def loop_over_an_argument_kept_in_a_dict(x):
+    # fuzz seed 1180873 (triton; every backend): after the branch's break, x was known by the source
+    # STORE[0], which the replay set to 1j before the print's break rebuilt the iterator from it
+    STORE[0] = x
+    if x.sum() > 100:
+        pass
+    STORE[0] = 1j
+    for v in x:
+        print(v)
+    return v
+
+
 ONE_D = lambda: (np.arange(4.0),)  # noqa: E731
 TWO_D = lambda: (np.arange(6.0).reshape(3, 2),)  # noqa: E731
 CASES = [(fn, make) for fn in (scale_while_iterating, add_reversed_rows, write_last_row, rows_after_a_print)
          for make in (ONE_D, TWO_D)]
 CASES += [(closure_read_then_rebind, ONE_D), (closure_read_then_rebind_with_a_break, ONE_D),
           (loop_over_a_cell_the_body_rebinds, ONE_D), (loop_over_a_cell_the_body_rebinds, TWO_D),
-          (loop_over_an_attribute_the_body_rebinds, lambda: (Holder(),))]
+          (loop_over_an_attribute_the_body_rebinds, lambda: (Holder(),)),
+          (loop_over_an_argument_kept_in_a_dict, ONE_D), (loop_over_an_argument_kept_in_a_dict, TWO_D)]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
