@@ -58,6 +58,11 @@ class NumpyModuleVariable(VariableTracker):
             unsupported(Category.EXCEPTION, f"module {self.module.__name__!r} has no attribute {name!r}")
         return wrap_numpy_value(value, f"{self.module.__name__}.{name}")
 
+    def reconstruct(self, codegen: Any) -> None:
+        from .objects import reconstruct_module
+
+        reconstruct_module(self, self.module, codegen)
+
 
 class NumpyFunctionVariable(VariableTracker):
     """A NumPy callable (function or ufunc); calls enter the graph when the registry knows it."""

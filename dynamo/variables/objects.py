@@ -106,6 +106,19 @@ class PythonModuleVariable(VariableTracker):
             unsupported(Category.EXCEPTION, f"{self.describe()} has no attribute {name!r}")
         return _wrap(tx, getattr(self.module, name), AttrSource(self.source, name) if self.source else None)
 
+    def reconstruct(self, codegen: Any) -> None:
+        reconstruct_module(self, self.module, codegen)
+
+
+def reconstruct_module(variable: VariableTracker, module: types.ModuleType, codegen: Any) -> None:
+    """A module from its source, or, made by an import inside the function (no source), as the object
+    itself: the import statement gives the module of sys.modules, which the trace already relied on
+    (`import numpy as np` in the function, then a graph break: the resume function needs `np`)."""
+    if variable.source is not None:
+        VariableTracker.reconstruct(variable, codegen)
+    else:
+        codegen.load_const(module)
+
 
 def module_variable(module: types.ModuleType) -> VariableTracker:
     """A module an import statement inside the function yields. It has no source to guard its

@@ -453,6 +453,27 @@ def test_import_inside_function():
     check(f, (A,), (B,))
 
 
+def test_modules_imported_inside_a_function_are_rebuilt_after_a_graph_break():
+    """`import numpy as np` inside the function, then a break (np.where's size depends on the data):
+    the resume function gets the modules; the whole frame ran as written before (numpy-benchmarks'
+    grouping)."""
+    def f(values):
+        import math
+        import numpy as np2
+        from numpy import linalg
+        diff = np2.concatenate(([1], np2.diff(values)))
+        idx = np2.concatenate((np2.where(diff)[0], [len(values)]))
+        return values[idx[:-1]] * math.pi, np2.diff(idx), linalg.norm(values * 1.0)
+
+    rng = np.random.default_rng(3)
+    compiled = dynamo.compile(f, backend="numpy")
+    for n in (50, 50, 80):
+        values = np.sort(rng.integers(0, 9, n)).astype(np.uint32)
+        assert same_value(compiled(values.copy()), f(values.copy()))
+    assert fallbacks(compiled) == []
+    assert len(graph_breaks(compiled)) >= 1
+
+
 def test_sorted_is_stable_with_key_and_reverse():
     def f(x, items):
         return x, sorted(items, key=lambda t: t[0], reverse=True), sorted(items, key=lambda t: -t[0])
