@@ -134,12 +134,22 @@ class IsDouble:
 _DOUBLE_TYPES = (float, np.float64)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TimeIs:
     """x is exactly this datetime64 / timedelta64: == converts units (a day equals 24 hours) and
     NaT equals nothing, so the unit is compared too and NaT is matched as NaT."""
 
     value: Any
+
+    def _key(self) -> tuple:
+        # by unit and count: NumPy refuses to hash a generic (unitless) timedelta64 other than 0
+        return (self.value.dtype, int(self.value.view(np.int64)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TimeIs) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def __call__(self, x: Any) -> bool:
         if not isinstance(x, np.generic) or x.dtype != self.value.dtype:

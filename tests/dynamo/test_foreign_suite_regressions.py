@@ -5,7 +5,7 @@ import pytest
 
 import dynamo
 
-from support import compile_with_counter
+from support import compile_with_counter, fallbacks
 
 
 class Labelled(np.ndarray):
@@ -269,6 +269,18 @@ def test_time_scalars_are_guarded_with_their_unit_and_nat_matches_nat():
     for t, u in cases:
         result, expected = compiled(t, u), f(t, u)
         assert [(r.dtype, str(r)) for r in result] == [(e.dtype, str(e)) for e in expected]
+
+
+def test_unitless_timedelta_arguments_are_guarded_though_numpy_cannot_hash_them():
+    # NumPy's test_dtype test_result_type_integers_and_unitless_timedelta64: hash(np.timedelta64(4))
+    # raises ValueError, and the value guard was hashed (an internal error)
+    def f(t):
+        return np.result_type(0, t), t + 1, repr(t)
+
+    compiled, _ = compile_with_counter(f)
+    for t in (np.timedelta64(4), np.timedelta64(4), np.timedelta64(-3), np.timedelta64(4, "s"), np.timedelta64(0)):
+        assert compiled(t) == f(t)
+    assert len(compiled._dynamo_callback.compiled_frames) == 4 and not fallbacks(compiled)  # the repeat hits
 
 
 def test_identity_of_a_numpy_scalar_result_is_decided_at_run_time():
