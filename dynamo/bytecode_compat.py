@@ -216,16 +216,18 @@ def make_function_instrs(code: types.CodeType, with_closure: bool) -> list[Instr
     return [Instr("LOAD_CONST", code), Instr("MAKE_FUNCTION", 0x08 if with_closure else 0)]
 
 
-def make_function_with(code: types.CodeType, defaults: bool, kwdefaults: bool, closure: bool) -> list[Instr]:
-    """Stack: [defaults tuple] [kwdefaults dict] [closure tuple] -> a function for `code` with the
-    frame's globals (what `def` and `lambda` compile to, less annotations)."""
+def make_function_with(code: types.CodeType, defaults: bool, kwdefaults: bool, closure: bool,
+                       annotations: bool = False) -> list[Instr]:
+    """Stack: [defaults tuple] [kwdefaults dict] [annotations tuple] [closure tuple] -> a function for
+    `code` with the frame's globals (what `def` and `lambda` compile to)."""
     if PY313:
         instrs = [Instr("LOAD_CONST", code), Instr("MAKE_FUNCTION")]
-        for flag, present in ((0x08, closure), (0x02, kwdefaults), (0x01, defaults)):
+        for flag, present in ((0x08, closure), (0x04, annotations), (0x02, kwdefaults), (0x01, defaults)):
             if present:  # each takes the function on top and the value below it
                 instrs.append(Instr("SET_FUNCTION_ATTRIBUTE", flag))
         return instrs
-    return [Instr("LOAD_CONST", code), Instr("MAKE_FUNCTION", int(defaults) | 2 * int(kwdefaults) | 8 * int(closure))]
+    flags = int(defaults) | 2 * int(kwdefaults) | 4 * int(annotations) | 8 * int(closure)
+    return [Instr("LOAD_CONST", code), Instr("MAKE_FUNCTION", flags)]
 
 
 def pair_null_positions() -> frozenset[int]:

@@ -591,9 +591,12 @@ def _make_function(cg: PyCodegen, tx: "InstructionTranslator", fn: NestedFunctio
             cg.load_const(key)
             reconstruct(cg, tx, value)
         cg.build_map(len(fn.kwdefaults))
+    if fn.annotations is not None:
+        reconstruct(cg, tx, fn.annotations)
     if fn.closure:
         _load_closure(cg, tx, fn.closure)
-    cg.append(*compat.make_function_with(fn.code, bool(fn.defaults), bool(fn.kwdefaults), bool(fn.closure)))
+    cg.append(*compat.make_function_with(fn.code, bool(fn.defaults), bool(fn.kwdefaults), bool(fn.closure),
+                                         fn.annotations is not None))
 
 
 def _rebuilt_not_same(value: VariableTracker) -> bool:

@@ -60,12 +60,11 @@ class CallsMixin(InstructionTranslatorBase):
         code = self.pop().as_python_constant()
         flags = inst.arg if isinstance(inst.arg, int) else 0  # 3.13: no argument
         closure = self.pop().unpack(self) if flags & 0x08 else []
-        if flags & 0x04:
-            self.pop()  # annotations do not change what the function computes
+        annotations = self.pop() if flags & 0x04 else None  # the function's __annotations__, rebuilt with it
         kwdefaults = self.pop().as_keyword_arguments(self) if flags & 0x02 else {}
         defaults = tuple(self.pop().unpack(self)) if flags & 0x01 else ()
         self.push(NestedFunctionVariable(code, self.f_globals, code.co_qualname, defaults, kwdefaults, closure,
-                                         globals_source=self.globals_source))
+                                         globals_source=self.globals_source, annotations=annotations))
 
     def SET_FUNCTION_ATTRIBUTE(self, inst: Instr) -> None:  # 3.13
         fn = self.pop()
@@ -73,6 +72,8 @@ class CallsMixin(InstructionTranslatorBase):
         value = self.pop()
         if inst.arg & 0x08:
             fn.closure = value.unpack(self)
+        elif inst.arg & 0x04:
+            fn.annotations = value
         elif inst.arg & 0x02:
             fn.kwdefaults = value.as_keyword_arguments(self)
         elif inst.arg & 0x01:

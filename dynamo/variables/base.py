@@ -182,3 +182,10 @@ class NullVariable(VariableTracker):
 
 
 NULL = NullVariable()
+
+
+def module_name(value: Any) -> str:
+    """value.__module__ where it is a name: a class may set it to anything (namedtuple(...,
+    module=collections) sets the module object itself)."""
+    module = getattr(value, "__module__", None)
+    return module if isinstance(module, str) else ""

@@ -14,7 +14,7 @@ from ..device_arrays import is_device_array
 from ..exc import Category, unsupported
 from ..guards import FloatIs, GuardKind, IsReferent, TimeIs, dtype_guard, made_by_a_call, needs_exact_float_guard
 from ..sources import AttrSource, ItemSource, Source
-from .base import VariableTracker
+from .base import VariableTracker, module_name
 from .constant import ConstantVariable, is_constant_value
 from .fold_limits import check_container_size
 
@@ -380,7 +380,7 @@ def _made_per_call(value: types.FunctionType) -> bool:
 
 
 def _is_numpy_callable(value: Any) -> bool:
-    return isinstance(value, np.ufunc) or (getattr(value, "__module__", "") or "").startswith("numpy")
+    return isinstance(value, np.ufunc) or module_name(value).startswith("numpy")
 
 
 def _numpy_qualname(value: Any) -> str:
@@ -416,13 +416,13 @@ _BY_CHECK: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any, Sou
     # a structured record (np.void) is mutable, a view into its array: an object, not a value
     (lambda v: isinstance(v, np.generic) and not isinstance(v, np.void), VariableBuilder.wrap_numpy_scalar),
     (lambda v: isinstance(v, type) and issubclass(v, np.generic), VariableBuilder.wrap_identity),
-    (lambda v: isinstance(v, type) and v.__module__ == "builtins", VariableBuilder.wrap_builtin),
+    (lambda v: isinstance(v, type) and module_name(v) == "builtins", VariableBuilder.wrap_builtin),
     (lambda v: isinstance(v, np.ndarray), VariableBuilder.wrap_array_subclass),
-    (lambda v: isinstance(v, type) and not v.__module__.startswith("numpy"), VariableBuilder.wrap_class),
+    (lambda v: isinstance(v, type) and not module_name(v).startswith("numpy"), VariableBuilder.wrap_class),
     # (an instance of a NumPy class is no function of NumPy's even when callable: np.errstate(),
     # a new object per call, is guarded by its type)
     (lambda v: callable(v) and _is_numpy_callable(v) and hasattr(v, "__name__"), VariableBuilder.wrap_numpy_callable),
     (lambda v: isinstance(v, (np.finfo, np.iinfo)), VariableBuilder.wrap_identity),  # cached per dtype
-    (lambda v: (type(v).__module__ or "").startswith("numpy"), VariableBuilder.wrap_numpy_object),
+    (lambda v: module_name(type(v)).startswith("numpy"), VariableBuilder.wrap_numpy_object),
 ]
 

@@ -226,6 +226,14 @@ def _call(tx: "Tx", fn: Callable[..., Any], *args: VariableTracker) -> VariableT
     return BuiltinVariable(fn).call_function(tx, list(args), {})
 
 
+def _attribute_name(name: VariableTracker, what: str) -> str:
+    """The name argument of getattr() and friends: Python raises TypeError for one that is not a str."""
+    attribute = _constant(name, what)
+    if not isinstance(attribute, str):
+        unsupported(Category.EXCEPTION, f"{what} with a name of type {type(attribute).__name__} raises TypeError")
+    return attribute
+
+
 def _constant(value: VariableTracker, what: str) -> Any:
     if not value.is_python_constant():
         unsupported(Category.DATA_DEPENDENT_VALUE, f"{what} needs {value.describe()} while tracing")
@@ -488,23 +496,23 @@ def _type(tx: "Tx", value: VariableTracker, /) -> VariableTracker:
 
 
 def _getattr(tx: "Tx", obj: VariableTracker, name: VariableTracker, /, *default: VariableTracker) -> VariableTracker:
-    attribute = _constant(name, "getattr()")
+    attribute = _attribute_name(name, "getattr()")
     if default and not obj.has_attribute(tx, attribute):
         return default[0]
     return obj.var_getattr(tx, attribute)
 
 
 def _hasattr(tx: "Tx", obj: VariableTracker, name: VariableTracker, /) -> VariableTracker:
-    return ConstantVariable(obj.has_attribute(tx, _constant(name, "hasattr()")))
+    return ConstantVariable(obj.has_attribute(tx, _attribute_name(name, "hasattr()")))
 
 
 def _setattr(tx: "Tx", obj: VariableTracker, name: VariableTracker, value: VariableTracker, /) -> VariableTracker:
-    obj.store_attr(tx, _constant(name, "setattr()"), value)
+    obj.store_attr(tx, _attribute_name(name, "setattr()"), value)
     return ConstantVariable(None)
 
 
 def _delattr(tx: "Tx", obj: VariableTracker, name: VariableTracker, /) -> VariableTracker:
-    obj.delete_attr(tx, _constant(name, "delattr()"))
+    obj.delete_attr(tx, _attribute_name(name, "delattr()"))
     return ConstantVariable(None)
 
 
@@ -531,9 +539,13 @@ def _contains(tx: "Tx", container: VariableTracker, item: VariableTracker, /) ->
 
 
 def _getitem(tx: "Tx", container: VariableTracker, key: VariableTracker, /) -> VariableTracker | None:
-    """Indexing gives the very item (never a copy); arrays index in the graph."""
+    """Indexing gives the very item (never a copy); arrays index in the graph. A tuple made by the
+    trace is indexed by its items, not folded: a folded item is a new object (`(t,)[0] is t`)."""
+    from .sequences import BaseSequenceVariable
+
     if _involves_array([container], {}) or (container.is_python_constant() and key.is_python_constant()
-                                            and not holds_symbolic(container) and not holds_symbolic(key)):
+                                            and not holds_symbolic(container) and not holds_symbolic(key)
+                                            and not isinstance(container, BaseSequenceVariable)):
         return None
     return container.getitem(tx, key)
 
@@ -599,7 +611,7 @@ def _object_init(tx: "Tx", obj: VariableTracker | None = None, /, *args: Variabl
 
 
 def _object_setattr(tx: "Tx", obj: VariableTracker, name: VariableTracker, value: VariableTracker, /) -> VariableTracker:
-    obj.object_setattr(tx, _constant(name, "object.__setattr__()"), value)
+    obj.object_setattr(tx, _attribute_name(name, "object.__setattr__()"), value)
     return ConstantVariable(None)
 
 

@@ -2,6 +2,7 @@
 complex, str, bytes, Ellipsis, numpy dtypes and scalar types). Arithmetic on it folds."""
 from __future__ import annotations
 
+import sys
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -105,7 +106,7 @@ class ConstantVariable(VariableTracker):
         if isinstance(self.value, (str, bytes, range, frozenset)):
             from .builder import wrap_constant_result
 
-            check_container_size(len(self.value), f"unpacking {self.describe()}", "fold_size_limit")
+            check_container_size(countable_length(self.value), f"unpacking {self.describe()}", "fold_size_limit")
             return [wrap_constant_result(v) for v in self.value]
         return super().unpack(tx)
 
@@ -170,3 +171,12 @@ def _call_pure(tx: "Tx", fn: Any, label: str, args: list[VariableTracker], kwarg
 
 
 _DUNDER_OK = frozenset({"__add__", "__sub__", "__mul__", "__getitem__", "__len__", "__contains__"})
+
+
+def countable_length(value: Any) -> int:
+    """len(value), or sys.maxsize for a range of more items: len() of one raises OverflowError, and
+    no loop over it is unrolled anyway."""
+    try:
+        return len(value)
+    except OverflowError:
+        return sys.maxsize

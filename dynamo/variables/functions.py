@@ -142,8 +142,10 @@ class NestedFunctionVariable(BaseFunctionVariable):
     """A function made while tracing by MAKE_FUNCTION (a closure or lambda of the frame)."""
 
     def __init__(self, code: types.CodeType, f_globals: dict, qualname: str, defaults: tuple,
-                 kwdefaults: dict, closure: list[VariableTracker], globals_source: Any = None, **kwargs: Any) -> None:
+                 kwdefaults: dict, closure: list[VariableTracker], globals_source: Any = None,
+                 annotations: VariableTracker | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.annotations = annotations  # what MAKE_FUNCTION was given (a tuple of names and values), if any
         self.globals_source = globals_source
         self.code = code
         self.f_globals = f_globals

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .. import config
 from ..exc import Category, unsupported
 from .base import VariableTracker
-from .constant import ConstantVariable
+from .constant import ConstantVariable, countable_length
 
 if TYPE_CHECKING:
     from ..codegen import PyCodegen
@@ -381,26 +381,38 @@ class CountVariable(IteratorVariable):
 
 
 class SliceIteratorVariable(IteratorVariable):
-    """itertools.islice(iterable, start, stop, step): skips lazily, as CPython does."""
+    """itertools.islice(iterable, start, stop, step): skips lazily, as CPython does (islice_next):
+    it first skips to the next wanted position, even past an empty window (islice(it, 3, 3) takes
+    3 items of it), the next wanted position is never past stop, and once exhausted it stays so."""
 
     def __init__(self, iterator: VariableTracker, start: int, stop: int | None, step: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.inner = iterator
-        self.position = 0  # index of the next item of the inner iterator
-        self.wanted = start
+        self.position = 0  # how many items of the inner iterator were taken
+        self.wanted = start  # the position of the next item to give
         self.stop = stop
         self.step = step
+        self.exhausted = False
 
     def next_item(self, tx: "Tx") -> VariableTracker | None:
-        if self.stop is not None and self.wanted >= self.stop:
-            return None
-        while self.position <= self.wanted:
-            item = self.inner.next_item(tx)
-            if item is None:
-                self.stop = self.wanted = 0
+        item = None if self.exhausted else self._next(tx)
+        self.exhausted = item is None
+        return item
+
+    def _next(self, tx: "Tx") -> VariableTracker | None:
+        while self.position < self.wanted:
+            if self.inner.next_item(tx) is None:
                 return None
             self.position += 1
+        if self.stop is not None and self.position >= self.stop:
+            return None
+        item = self.inner.next_item(tx)
+        if item is None:
+            return None
+        self.position += 1
         self.wanted += self.step
+        if self.stop is not None and self.wanted > self.stop:
+            self.wanted = self.stop
         return item
 
 
@@ -463,7 +475,7 @@ class RangeVariable(VariableTracker):
         return bool(self.value)
 
     def unpack(self, tx: "Tx") -> list[VariableTracker]:
-        tx.check_unroll_budget(len(self.value), "a range")
+        tx.check_unroll_budget(countable_length(self.value), "a range")
         return [ConstantVariable(i) for i in self.value]
 
     def iterator(self, tx: "Tx") -> VariableTracker:
@@ -480,7 +492,7 @@ class RangeVariable(VariableTracker):
 
             try:
                 return wrap_constant_result(getattr(self.value, name)(*[a.as_python_constant() for a in args]))
-            except (IndexError, ValueError, TypeError) as error:
+            except (IndexError, ValueError, TypeError, OverflowError) as error:  # len() past sys.maxsize items
                 unsupported(Category.EXCEPTION, f"range.{name} raises {type(error).__name__}: {error}")
         return super().call_method(tx, name, args, kwargs)
 

@@ -17,7 +17,7 @@ from ..exc import Category, unsupported
 from ..guards import GuardKind
 from ..side_effects import DELETED
 from ..sources import AttrSource, ItemSource, Source
-from .base import VariableTracker
+from .base import VariableTracker, module_name
 from .functions import UserMethodVariable, wrap_plain
 
 if TYPE_CHECKING:
@@ -263,9 +263,9 @@ def class_variable(tx: "Tx | None", cls: type, source: Source | None) -> Variabl
     if source is not None:
         assert tx is not None
         return tx.output.builder(cls, source)
-    if cls.__module__ == "builtins":
+    if module_name(cls) == "builtins":
         return BuiltinVariable(cls)
-    if cls.__module__.startswith("numpy"):
+    if module_name(cls).startswith("numpy"):
         return wrap_numpy_value(cls, f"numpy.{cls.__name__}")
     return UserClassVariable(cls)
 
@@ -423,7 +423,7 @@ class UserObjectVariable(VariableTracker):
             result = method.call_function(tx, others, {})
             if not (result.is_python_constant() and result.as_python_constant() is NotImplemented):
                 return ConstantVariable(not result.truth_value(tx)) if negate else result
-        if not last_chance and not (name in ("__eq__", "__ne__") and others[0].python_type().__module__ == "builtins"):
+        if not last_chance and not (name in ("__eq__", "__ne__") and module_name(others[0].python_type()) == "builtins"):
             return None  # the right operand's reflected method decides (builtins never do: NotImplemented)
         if name in ("__eq__", "__ne__"):  # neither side decides: identity, as object.__eq__
             from .builtins import BuiltinVariable

@@ -59,6 +59,8 @@ class BaseSequenceVariable(VariableTracker):
     def getitem(self, tx: "Tx", index: VariableTracker) -> VariableTracker:
         key = _index(index, self)
         if isinstance(key, slice):
+            if self.python_class is tuple and key.indices(len(self.items)) == (0, len(self.items), 1):
+                return self  # CPython's tuple slice gives the tuple itself when it takes it whole
             return type(self)(self.items[key])
         try:
             return self.items[key]
@@ -195,7 +197,19 @@ class ListVariable(BaseSequenceVariable):
         self.items.reverse()
 
     def sort(self, tx: "Tx", key: VariableTracker | None = None, reverse: VariableTracker | None = None) -> None:
-        self.items[:] = sorted_items(tx, self.items, key, reverse)
+        # CPython empties the list while it sorts: a key function sees [], and one that changes the
+        # list makes sort() raise ValueError (after sorting the items it had)
+        items, self._items = self.items, []
+        log = tx.output.side_effects.mutation_log
+        logged = len(log)
+        try:
+            ordered = sorted_items(tx, items, key, reverse)
+        finally:
+            changed = bool(self._items) or any(container is self for container in log[logged:])
+            self._items = items
+        if changed:
+            unsupported(Category.EXCEPTION, "the key function changed the list while list.sort() ran (ValueError)")
+        items[:] = ordered
 
     def iadd(self, tx: "Tx", other: VariableTracker) -> VariableTracker:
         self.extend(tx, other)
@@ -325,6 +339,13 @@ class SliceVariable(VariableTracker):
         return slice(*(p.as_meta_argument() for p in self.parts))
 
     def reconstruct(self, codegen: "PyCodegen") -> None:
+        # one object, as for tuples: `copy.copy(s) is s` holds in Python
+        if self.source is not None:
+            codegen.load_source(self.source)
+            return
+        if codegen.load_built(self):
+            return
         for part in self.parts:
             part.reconstruct(codegen)
         codegen.build(slice, 3)
+        codegen.remember_built(self)
