@@ -102,7 +102,7 @@ def freeze(x: Any) -> Any:
         return (slice, freeze(x.start), freeze(x.stop), freeze(x.step))
     try:
         hash(x)
-    except TypeError:
+    except (TypeError, ValueError):  # ValueError: NumPy's generic (unitless) timedelta64 other than 0
         return _UNHASHABLE
     # the type tag keeps 1, 1.0 and True apart; the value matters for NEP 50 overflow checks
     return (type(x), x)
