@@ -308,7 +308,7 @@ class CodeGen:
 
     def _dtype(self, dtype: np.dtype[Any]) -> str:
         if dtype.fields is None and dtype.subdtype is None and _named_by_str(dtype):
-            text = dtype.name if dtype.isnative and np.dtype(dtype.name) == dtype else dtype.str
+            text = dtype.name if dtype.isnative and _names_itself(dtype) else dtype.str
             return f"np.dtype({text!r})"
         return self._global(dtype, "dtype")
 
@@ -352,5 +352,14 @@ def _named_by_str(dtype: np.dtype[Any]) -> bool:
     try:
         rebuilt = np.dtype(dtype.str)
         return rebuilt == dtype and rebuilt.type is dtype.type and dtype.metadata is None
+    except TypeError:
+        return False
+
+
+def _names_itself(dtype: np.dtype[Any]) -> bool:
+    """np.dtype(dtype.name) is this dtype: not for every one ('S4' is named 'bytes32', which
+    np.dtype does not read)."""
+    try:
+        return bool(np.dtype(dtype.name) == dtype)
     except TypeError:
         return False

@@ -379,3 +379,16 @@ def test_bmat_of_a_string_finds_the_callers_locals():
         result = compiled()
         assert type(result) is type(expected)
         np.testing.assert_array_equal(result, expected)
+
+
+@pytest.mark.parametrize("backend", ["eager", "numpy", "tiered"])
+def test_dtypes_whose_name_numpy_does_not_read_in_generated_code(backend):
+    # NumPy's test_multiarray TestFlags::test_string_align: np.dtype('S4').name is 'bytes32', which
+    # np.dtype() rejects; the graph's source wrote np.dtype('bytes32') (internal error)
+    def f(n):
+        return [np.zeros(n, dtype=np.dtype(code)) for code in ("|S4", "S1", "U3", "V8", ">i4", "f8")]
+
+    compiled = dynamo.compile(f, backend=backend)
+    for n in (4, 5):
+        assert [(a.dtype, a.shape, a.tobytes()) for a in compiled(n)] == [(a.dtype, a.shape, a.tobytes()) for a in f(n)]
+    assert not fallbacks(compiled)
