@@ -595,8 +595,7 @@ def _make_function(cg: PyCodegen, tx: "InstructionTranslator", fn: NestedFunctio
         reconstruct(cg, tx, fn.annotations)
     if fn.closure:
         _load_closure(cg, tx, fn.closure)
-    cg.append(*compat.make_function_with(fn.code, bool(fn.defaults), bool(fn.kwdefaults), bool(fn.closure),
-                                         fn.annotations is not None))
+    cg.append(*compat.make_function_with(fn.code, bool(fn.defaults), bool(fn.kwdefaults), bool(fn.closure), fn.annotations is not None))
 
 
 def _rebuilt_not_same(value: VariableTracker) -> bool:
