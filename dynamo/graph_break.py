@@ -582,20 +582,11 @@ def _make_function(cg: PyCodegen, tx: "InstructionTranslator", fn: NestedFunctio
     if fn.f_globals is not tx.f_globals:
         unsupported(Category.UNSUPPORTED_VALUE, f"the function {fn.qualname} was made in another module's "
                     "function while tracing and cannot be rebuilt at a graph break")
-    if fn.defaults:
-        for value in fn.defaults:
-            reconstruct(cg, tx, value)
-        cg.build(tuple, len(fn.defaults))
-    if fn.kwdefaults:
-        for key, value in fn.kwdefaults.items():
-            cg.load_const(key)
-            reconstruct(cg, tx, value)
-        cg.build_map(len(fn.kwdefaults))
-    if fn.annotations is not None:
-        reconstruct(cg, tx, fn.annotations)
+    fn.load_parts(cg, lambda value: reconstruct(cg, tx, value))
     if fn.closure:
         _load_closure(cg, tx, fn.closure)
-    cg.append(*compat.make_function_with(fn.code, bool(fn.defaults), bool(fn.kwdefaults), bool(fn.closure), fn.annotations is not None))
+    cg.append(*compat.make_function_with(fn.code, bool(fn.defaults), bool(fn.kwdefaults), bool(fn.closure),
+                                         fn.annotations is not None))
 
 
 def _rebuilt_not_same(value: VariableTracker) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..exc import Category, unsupported
 from .base import VariableTracker
@@ -173,6 +173,21 @@ class NestedFunctionVariable(BaseFunctionVariable):
 
     def identity_is_tracked(self) -> bool:
         return True
+
+    def load_parts(self, codegen: "PyCodegen", load: Callable[[VariableTracker], None]) -> None:
+        """Push what MAKE_FUNCTION takes before the closure: the defaults tuple, the keyword defaults
+        dict and the annotations, those the function has (`load` pushes one value)."""
+        if self.defaults:
+            for value in self.defaults:
+                load(value)
+            codegen.build(tuple, len(self.defaults))
+        if self.kwdefaults:
+            for key, value in self.kwdefaults.items():
+                codegen.load_const(key)
+                load(value)
+            codegen.build_map(len(self.kwdefaults))
+        if self.annotations is not None:
+            load(self.annotations)
 
     def reconstruct(self, codegen: "PyCodegen") -> None:
         if codegen.rebuild is not None and codegen.rebuild(self):  # made again with the frame's cells
