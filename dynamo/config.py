@@ -35,6 +35,11 @@ strict: bool = os.environ.get("DYNAMO_STRICT", "") == "1"
 # they differ (how dynamo/assembler.py is checked over whole test suites).
 check_assembler: bool = os.environ.get("DYNAMO_CHECK_ASSEMBLER", "") == "1"
 
+# A graph break keeps the state of the frame's first trace before the instruction that broke where
+# that instruction changed nothing (dynamo/break_reuse.py); on, the frame is traced again to the break
+# too and a difference between the two states raises (on under dynamo's test suite).
+check_break_reuse: bool = os.environ.get("DYNAMO_CHECK_BREAK_REUSE", "") == "1"
+
 # The triton backend (backends/triton_gpu), which reads these through backends/settings.py:
 # where generated kernel modules are written ("": a per-user folder under the temp directory), and
 # whether Triton runs its CPU interpreter (Triton's own TRITON_INTERPRET, for releases that have no

@@ -37,9 +37,10 @@ def trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool = F
                 over_budget: Mapping[types.CodeType, Unsupported] | None = None) -> "CompiledFrame":
     """Interpret the frame symbolically into a graph and build the code that replaces it.
 
-    When an instruction cannot be captured, trace again from the start and stop right before it
-    (tracing is deterministic, so the second pass reaches exactly that state): the graph so far
-    is compiled and the rest of the frame continues in a resume function (graph_break.py).
+    When an instruction cannot be captured, the state before it is the first trace's where that
+    instruction changed nothing (break_reuse.py); otherwise trace again from the start and stop right
+    before it (tracing is deterministic, so the second pass reaches exactly that state): the graph so
+    far is compiled and the rest of the frame continues in a resume function (graph_break.py).
     With fullgraph=True the first such instruction raises instead. `over_budget`: functions that
     ran past config.trace_instruction_budget as frames of their own, which calls do not inline.
     For the backends that read sizes in their small form, the first trace of a code object runs
@@ -115,25 +116,24 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
     from .codegen import PyCodegen, assemble, starts_no_frames
     from .graph_break import (CannotBreak, NoHandOff, StartsInPython, codegen_break, describe_cannot_break,
                               explain_break, reconstruct)
-    from .output_graph import OutputGraph
-    from .symbolic_convert import InstructionTranslator
     from .loop_capture import peeled_loop_broken, unrolled_past_budget, unrolled_past_op_limit
     from .loop_records import LoopRecords, RetraceWithoutLoop
     from .python_loops import PythonLoop
     from .resume import python_region
     from .translator.core import BreakHere
+    from .break_reuse import kept_before_break
 
     code = frame.f_code
     start = time.perf_counter()
     reason: Unsupported | None = None
     loops = LoopRecords()
+    runs = 0
     while True:
-        output = OutputGraph(code, frame.f_globals, backend, backend_name)
-        output.loops = loops = loops.next_trace()
-        output.over_budget = over_budget
-        tx = InstructionTranslator(frame, output)
-        traced += [output, tx, output.builder]  # the builder's table of the frame's objects too
-        tx.break_at = None if reason is None else reason.break_step
+        loops = loops.next_trace()
+        tx = _new_trace(frame, backend, backend_name, loops, over_budget, traced,
+                        None if reason is None else reason.break_step)
+        output = tx.output
+        runs += 1
         try:
             return_value = tx.run()
         except RetraceWithoutLoop as rejected:  # that loop runs as before: unrolled, or in Python
@@ -150,22 +150,6 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
             continue
         except BreakHere:
             assert reason is not None  # the translator stops at a break only when given one (break_at)
-            reason = explain_break(tx, reason)
-            try:
-                body = codegen_break(tx, reason)
-            except StartsInPython:
-                region = python_region(code, tx.ip)
-                if region is None:
-                    raise describe_cannot_break(reason, NoHandOff(
-                        "no point after it where compiled code could take over, so the whole function "
-                        "runs in Python")) from None
-                breaks_log.debug("%s runs in Python up to line %d: %s", code.co_qualname, region.exit_line, reason)
-                return python_region_frame(region, reason)
-            except (CannotBreak, Unsupported) as why:
-                raise describe_cannot_break(reason, why) from None
-            breaks_log.debug("graph break in %s: %s", code.co_qualname, reason)
-            breaks = [reason]
-            break
         except Unsupported as error:
             if output.instructions_traced > config.trace_instruction_budget:
                 forced = unrolled_past_budget(loops)
@@ -185,18 +169,39 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
                 error.loop_notes = [rejected.describe() for rejected in loops.rejected.values()]  # type: ignore[attr-defined]
                 raise
             reason = detached(error)
-            continue
-        if reason is None:  # (a retrace that stops at a break counts its steps with the loops as they were)
-            forced_loops = unrolled_past_op_limit(output, loops)
-            if forced_loops:
-                breaks_log.debug("%s: unrolled short loops made a graph past the backend's op limit",
-                                 code.co_qualname)
-                loops.forced.update(forced_loops)
-                continue
-        body = PyCodegen(code)
-        reconstruct(body, tx, return_value)  # closures, generators, methods made while tracing too
-        output.side_effects.codegen(body)
-        breaks = []
+            if not kept_before_break(tx, reason):
+                continue  # traced again, to stop before the instruction
+            if config.check_break_reuse:
+                _check_kept_state(frame, backend, backend_name, over_budget, traced, tx, reason)
+        else:
+            if reason is None:  # (a retrace that stops at a break counts its steps with the loops as they were)
+                forced_loops = unrolled_past_op_limit(output, loops)
+                if forced_loops:
+                    breaks_log.debug("%s: unrolled short loops made a graph past the backend's op limit",
+                                     code.co_qualname)
+                    loops.forced.update(forced_loops)
+                    continue
+            body = PyCodegen(code)
+            reconstruct(body, tx, return_value)  # closures, generators, methods made while tracing too
+            output.side_effects.codegen(body)
+            breaks = []
+            break
+        # stopped before the instruction that breaks the graph
+        reason = explain_break(tx, reason)
+        try:
+            body = codegen_break(tx, reason)
+        except StartsInPython:
+            region = python_region(code, tx.ip)
+            if region is None:
+                raise describe_cannot_break(reason, NoHandOff(
+                    "no point after it where compiled code could take over, so the whole function "
+                    "runs in Python")) from None
+            breaks_log.debug("%s runs in Python up to line %d: %s", code.co_qualname, region.exit_line, reason)
+            return python_region_frame(region, reason)
+        except (CannotBreak, Unsupported) as why:
+            raise describe_cannot_break(reason, why) from None
+        breaks_log.debug("graph break in %s: %s", code.co_qualname, reason)
+        breaks = [reason]
         break
     traced.append(body)
     compiled = output.compile_graph(body.graph_outputs)
@@ -215,7 +220,49 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
     result.loop_count = len(output.loops.captured)
     result.computes_on_inputs = output.computes_on_inputs
     result.trace_seconds = time.perf_counter() - start - (compiled.compile_seconds if compiled else 0.0)
+    result.traces = runs
     return result
+
+
+def _new_trace(frame: Any, backend: Any, backend_name: str, loops: Any, over_budget: Mapping[types.CodeType, Unsupported],
+               traced: list[Any], break_at: int | None) -> Any:
+    """The translator of one trace of `frame` (stopping before step `break_at`, when given)."""
+    from .output_graph import OutputGraph
+    from .symbolic_convert import InstructionTranslator
+
+    output = OutputGraph(frame.f_code, frame.f_globals, backend, backend_name)
+    output.loops = loops
+    output.over_budget = over_budget
+    tx = InstructionTranslator(frame, output)
+    traced += [output, tx, output.builder]  # the builder's table of the frame's objects too
+    tx.break_at = break_at
+    return tx
+
+
+def _check_kept_state(frame: Any, backend: Any, backend_name: str, over_budget: Mapping[types.CodeType, Unsupported],
+                      traced: list[Any], kept: Any, reason: Unsupported) -> None:
+    """config.check_break_reuse: a retrace that stops before the break reaches the state kept from
+    the first trace (dynamo/break_reuse.py), or this raises."""
+    from .break_reuse import state_of
+    from .translator.core import BreakHere
+
+    retrace = _new_trace(frame, backend, backend_name, kept.output.loops.next_trace(), over_budget, traced,
+                         reason.break_step)
+    try:
+        retrace.run()
+    except BreakHere:
+        pass
+    except Exception as error:
+        raise AssertionError(f"a retrace of {frame.f_code.co_qualname} to its break raised {error!r}") from error
+    else:
+        raise AssertionError(f"a retrace of {frame.f_code.co_qualname} ran past its break")
+    finally:
+        kept.output.shape_policy.env = kept.output.shape_env  # the policy answers for the trace that goes on
+    mine, theirs = state_of(kept), state_of(retrace)
+    if mine != theirs:
+        differing = [f"{a!r} != {b!r}" for a, b in zip(mine, theirs) if a != b]
+        raise AssertionError(f"the state kept at the break in {frame.f_code.co_qualname} differs from a "
+                             f"retrace's: {'; '.join(differing)}")
 
 
 def _take_apart(traced: list[Any]) -> None:
@@ -344,6 +391,7 @@ class CompiledFrame:
     fallback_reason: Unsupported | None = None
     breaks: list[Unsupported] = field(default_factory=list)  # graph breaks taken, in order
     trace_seconds: float = 0.0
+    traces: int = 0  # runs of the translator over the frame (a graph break kept from the first: one)
     # with fallback_reason: the line where compiled code takes over again (None: never)
     python_until: int | None = None
     unhooked: bool = False  # the code starts no frame to compile: the hook stays off (codegen.starts_no_frames)

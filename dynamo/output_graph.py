@@ -89,6 +89,17 @@ class OutputGraph:
         self.shape_policy = current_policy()
         self.shape_env = ShapeEnv(lambda: self.current_location)
         self.shape_policy.env = self.shape_env
+        self.policy_changes = self.shape_policy.changes()  # as this trace starts (break_reuse)
+
+    def extent(self) -> tuple:
+        """How much this trace has recorded: graph nodes, inputs, guards, side effects, sizes, wrapped
+        objects, loops. Equal before and after an instruction when that instruction recorded nothing
+        (dynamo/break_reuse.py; computes_on_inputs, a flag, is put back there)."""
+        return (len(self.graph), len(self.root_graph), len(self.guards), len(self.inputs), len(self.input_views),
+                len(self.errstate), len(self.submodules), len(self.numpy.memory.writes),
+                self.numpy.order.raising_after_effects, self.side_effects.extent(), self.shape_env.extent(),
+                self.builder.extent(), len(self.loops.captured), len(self.loops.unrolled),
+                len(self.loops.unmade_indices), self.loops.depth)
 
     def count_instruction(self) -> None:
         self.instructions_traced += 1

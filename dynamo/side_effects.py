@@ -35,6 +35,10 @@ class SideEffects:
     def __bool__(self) -> bool:
         return bool(self._steps)
 
+    def extent(self) -> tuple[int, ...]:
+        """How much has been recorded: equal before and after an instruction that recorded nothing."""
+        return len(self._steps), len(self._cells), len(self.mutation_log), self.stores
+
     def mutate(self, container: "VariableTracker") -> None:
         """A list, dict or set was changed in place; its final contents are written back."""
         self.mutation_log.append(container)

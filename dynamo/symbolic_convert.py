@@ -8,13 +8,14 @@ import types
 from typing import Any
 
 from . import config, skipfiles
+from .break_reuse import KEPT, BeforeStep
 from .exc import Category, unsupported
 from .resume import entry_index
 from .sources import AttrSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source
 from .translator.calls import CallsMixin
 from .translator.containers import ContainersMixin
 from .translator.control_flow import ControlFlowMixin
-from .translator.core import InstructionTranslatorBase, LazyVariable
+from .translator.core import InstructionTranslatorBase, LazyVariable, ReturnSignal
 from .translator.load_store import LoadStoreMixin
 from .translator.operators import OperatorsMixin
 from .translator.patterns import PatternMatchingMixin
@@ -94,6 +95,21 @@ class InstructionTranslator(TranslatorBase):
                         for index, (name, cell) in enumerate(zip(code.co_freevars, frame.f_closure or ()))]
         self.globals_source = None
         self.entry_index = entry_index(code)
+        self.before: BeforeStep | None = None  # before the last instruction that may break (break_reuse)
+
+    def run(self) -> VariableTracker:
+        """As the base's, keeping the state before each instruction that may break for that break
+        (break_reuse), unless this trace is one that stops before a known break."""
+        if self.break_at is not None:
+            return super().run()
+        instructions = self.instructions
+        try:
+            while True:
+                if self.ip < len(instructions) and instructions[self.ip].name in KEPT:
+                    self.before = BeforeStep(self)
+                self.step()
+        except ReturnSignal as signal:
+            return signal.value
 
 
 def _frame_cell(cell: types.CellType, index: int, name: str) -> CellVariable:

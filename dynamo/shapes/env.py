@@ -96,6 +96,13 @@ class ShapeEnv(SizeOracle):
         self.small = forbidden()
         self._small_values: dict[str, int] = {}  # specialized symbols, by name
 
+    def extent(self) -> tuple[int, ...]:
+        """How much this trace has recorded of sizes (symbols, relations, specializations, run-time
+        sizes): equal before and after an instruction that recorded nothing."""
+        return (len(self.symbols), len(self.arrays), len(self.relations), len(self.specializations),
+                len(self.kept_static), len(self.scalars), len(self._known), len(self.size_nodes),
+                len(self.size_functions), len(self.loop_bounds), len(self.small_loops), len(self._small_values))
+
     # ---- symbols ---------------------------------------------------------------------------------
     def array_shape(self, source: Any, shape: tuple[int, ...], dynamic: set[int], marked: set[int],
                     why: str = "dynamic") -> tuple[Any, ...]:

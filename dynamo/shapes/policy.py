@@ -71,16 +71,24 @@ class FrameState:
         # (argument source, dim) -> the first size 0 or 1 it had (ShapePolicy.small_varying_dims)
         self._small: "weakref.WeakKeyDictionary[types.CodeType, dict[tuple[str, int], int]]" = \
             weakref.WeakKeyDictionary()
+        # pins and floats_vary marks made so far: a trace that made one decided differently from how
+        # a trace started after it decides (break_reuse keeps no such first trace)
+        self.changes = 0
 
     def mark_floats_vary(self, code: types.CodeType) -> None:
         """A float of the frame changed value: every float it reads is a run-time input from now on."""
+        if code not in self._floats_vary:
+            self.changes += 1
         self._floats_vary.add(code)
 
     def floats_vary(self, code: types.CodeType) -> bool:
         return code in self._floats_vary
 
     def pin(self, code: types.CodeType, name: str) -> None:
-        self._pinned.setdefault(code, set()).add(name)
+        pinned = self._pinned.setdefault(code, set())
+        if name not in pinned:
+            self.changes += 1
+        pinned.add(name)
 
     def is_pinned(self, code: types.CodeType, name: str) -> bool:
         return name in self._pinned.get(code, ())
@@ -121,6 +129,10 @@ class ShapePolicy:
     env: ShapeEnv | None = field(default=None, repr=False)
     # small_varying_dims: whether such inputs may run the original code (not under fullgraph=True)
     small_sizes_run_original: bool = True
+
+    def changes(self) -> int:
+        """FrameState.changes: how many pins and floats_vary marks all frames' traces made so far."""
+        return 0 if self.state is None else self.state.changes
 
     @property
     def reason(self) -> str:

@@ -80,6 +80,10 @@ class VariableBuilder:
         self._tracked_sources: dict[type, list[Source]] = {}  # sources of identity-tracked values, by type
         self._being_wrapped: set[int] = set()  # ids of containers whose items are being wrapped
 
+    def extent(self) -> tuple[int, int]:
+        """How many objects were wrapped as one tracker each, and identity-tracked sources (guards at the end)."""
+        return len(self._by_identity), sum(map(len, self._tracked_sources.values()))
+
     def __call__(self, value: Any, source: Source) -> VariableTracker:
         known = self._by_identity.get(id(value))
         if known is not None and known[0] is value:
