@@ -101,7 +101,9 @@ class FrameState:
             per_code[name] = list(shape)
             return set()
         for d, size in enumerate(shape):
-            if seen[d] is not None and seen[d] != size:
+            # (a NaN float seen again is the same value: NaN != NaN made the frame's second trace
+            # take it as changed, a run-time float, where its first trace had a constant)
+            if seen[d] is not None and seen[d] != size and not (seen[d] != seen[d] and size != size):
                 log.debug("%s.shape[%d] of %s is dynamic from now on: compiled for %d, now %d",
                           name, d, code.co_qualname, seen[d], size)
                 seen[d] = None

@@ -100,3 +100,21 @@ def test_a_kept_state_unlike_the_retraces_fails_the_check(monkeypatch):
     with pytest.raises(InternalCompilerError, match="differs from a retrace's"):
         dynamo.compile(refused_calls, backend="eager")(np.arange(4.0), np.ones(4))
     dynamo.reset()
+
+
+def prints_after_its_float(a, s):
+    b = a * s
+    print(end="")
+    return b + 1
+
+
+def test_a_nan_float_is_the_same_value_to_both_traces():
+    # the shape policy compares a float argument with the value it saw before: NaN != NaN made a
+    # second trace of the frame take it as changed (a run-time input) where the first had a constant
+    a = np.arange(3.0)
+    compiled, _ = compile_with_counter(prints_after_its_float)
+    for _ in range(2):
+        assert same_value(compiled(a, float("nan")), prints_after_its_float(a, float("nan")))
+    assert traces(compiled)[0] == ("prints_after_its_float", 1)
+    assert len([name for name, _ in traces(compiled) if name == "prints_after_its_float"]) == 1  # no recompile
+    dynamo.reset()
