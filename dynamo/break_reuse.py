@@ -15,6 +15,7 @@ two states (on in dynamo's test suite).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from .variables.base import VariableTracker
@@ -124,15 +125,25 @@ class _Value:
         self.value = value
 
     def __eq__(self, other: object) -> bool:
-        a, b = self.value, getattr(other, "value", None)
-        if a is b:
-            return True
-        module = type(a).__module__
-        return (type(a) is type(b) and (module == "builtins" or module.split(".")[0] in ("dynamo", "numpy"))
-                and bool(a == b))
+        return _equal(self.value, getattr(other, "value", None))
 
     def __repr__(self) -> str:
         return f"<{type(self.value).__name__} at {id(self.value):#x}>"
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """The same object, or equal values of one type whose == is Python's, NumPy's or ours (a NaN equal
+    to a NaN: FloatIs(nan) guards of two traces hold two NaN objects on 3.13)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return a == b or (a != a and b != b)
+    module = type(a).__module__.split(".")[0]
+    if module == "dynamo" and dataclasses.is_dataclass(a):
+        return all(_equal(getattr(a, field.name), getattr(b, field.name)) for field in dataclasses.fields(a))
+    return module in ("builtins", "dynamo", "numpy") and bool(a == b)
 
 
 def _described(value: Any) -> tuple:
