@@ -224,10 +224,8 @@ class Lowerer:
             self.fallback(node, chosen)
             return
         # a mutation's rule rebinds the mutated value: undone if the target refuses the result
-        saved = (dict(self.env), dict(self.root), dict(self.writeback)) \
-            if self.check is not None and node.is_impure() else None
-        meta = node_meta(node)
-        row = registry_row(node)
+        saved = (dict(self.env), dict(self.root), dict(self.writeback)) if self.check is not None and node.is_impure() else None
+        meta, row = node_meta(node), registry_row(node)
         if self.check is not None and meta is not None and meta.scalar and row is not None \
                 and row.kind == OpKind.ELEMENTWISE:
             # NumPy scalar math has its own loops and warnings ("... encountered in scalar divide")
@@ -661,16 +659,18 @@ class Lowerer:
         here = self.position[self.current] if self.current is not None else len(self.position)
         family = [root] + [n for n, r in self.root.items() if r is root]
         stack = [u for member in family for u in member.users]
-        seen: set[Node] = set()
+        seen, views = set(family), set(family)
         while stack:
             user = stack.pop()
-            if user in seen or user in self.root or user is self.current or _is_mutation(user):
+            through = user.target in INPLACE_OPERATORS and user.args[0] in views  # `v <<= v` is v (fuzz seed 1181780)
+            if user in seen or user is self.current or not through and (user in self.root or _is_mutation(user)):
                 continue
             seen.add(user)
-            if self.position.get(user, here) > here or not is_alias_node(user):
+            if self.position.get(user, here) > here or not (through or is_alias_node(user)):
                 continue
             if any(self.position.get(u, here + 1) > here for u in user.users):
                 raise Unsupported(f"{user.name}, a view of the mutated array, is read after the write")
+            views.add(user)
             stack.extend(user.users)
         if root.op != "placeholder" and value.buffer is not None and value.buffer.kind == "input":
             raise Unsupported("the mutated array is a graph input under another name")
