@@ -290,6 +290,12 @@ class RunnerWriter:
             checks = " and ".join(f"_layout_ok(v_{name})" for name in rows)
             body.append(f"if not ({checks}):")
             body.append(f"    return _other()({params})  # NumPy sums these rows in another order")
+        if program.kernels and self.fallback is not None:
+            # a kernel steps through an array by whole elements (stride / itemsize): a field of a record
+            # array (a['b'] of [('a', int32), ('b', float64)]: stride 12) runs as NumPy code instead
+            self.globals.update(_whole_elements=whole_elements, _other=self.fallback)
+            body.append(f"if not _whole_elements({params}):")
+            body.append(f"    return _other()({params})  # strides that are not whole elements")
         if program.kernels:
             body.append("_seen = None  # floating-point flags reported by this run's kernels")
         self.globals.update(_call=call_native_function(), _empty=np.empty, _asarray=np.asarray)
@@ -396,6 +402,18 @@ class RunnerWriter:
             self.lines.append(f"v_{step.result} = {call}  # {step.node}: {step.reason}")
         else:
             self.lines.append(f"{call}  # {step.node}: {step.reason}")
+
+
+def whole_elements(*values: Any) -> bool:
+    """Whether every array among `values` has strides that are whole numbers of its elements
+    (C-contiguous ones have: checked first, it is the cheap common case)."""
+    for value in values:
+        if isinstance(value, np.ndarray) and not value.flags.c_contiguous:
+            size = value.itemsize
+            for stride in value.strides:
+                if stride % size:
+                    return False
+    return True
 
 
 def refs_in(x: Any) -> list[str]:

@@ -365,3 +365,21 @@ def test_ufunc_dtype_keyword_picks_the_loop():
         return np.add(a, b, dtype=np.float32) * 2, np.multiply(b, a, dtype=np.float32)
 
     run_both(add_as_float32, RNG.standard_normal(300) * 3, np.arange(-150, 150).astype(np.int8))
+
+
+def test_record_fields_whose_strides_are_not_whole_elements_run_as_numpy():
+    # NumPy's test_umath TestAdd::test_reduce_alignment with every graph on c: a['b'] of a record array
+    # [('a', int32), ('b', float64)] has stride 12, and the kernels stepped by stride // itemsize = 1
+    # element (they read the int fields' bytes as doubles: 2.1e-314 and NaN for 0.0)
+    def f(b):
+        return b.sum(), b * 2, b.copy()
+
+    def records(n):
+        a = np.zeros(n, dtype=[("a", np.int32), ("b", np.float64)])
+        a["a"], a["b"][1:] = -1, 1.5
+        return a
+
+    compiled = dynamo.compile(f, backend="c")
+    for b in (records(5)["b"], np.arange(5.0), records(7)["b"][::2]):
+        for got, want in zip(compiled(b), f(b)):
+            assert np.array_equal(got, want) and np.asarray(got).dtype == np.asarray(want).dtype
