@@ -48,6 +48,10 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
     primed with next() it is suspended just like the original: what send() delivers lands on the
     stack where the original's yield left it, and throw() and close() run the same handlers."""
     original, shift = origin_of(code)
+    if original is not code and target < entry_index(code):
+        # a break in a resume function's prologue (its reload of a method, which may break too: a
+        # set's add): no instruction of the original is there, so this resume is made from that code
+        original, shift = code, 0
     target -= shift
     key = (original, target, stack_size, null_positions, live_locals, method_loads, after_yield)
     if key in _cache:

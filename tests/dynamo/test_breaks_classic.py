@@ -10,7 +10,7 @@ import pytest
 import dynamo
 from dynamo.exc import Category, Unsupported
 from dynamo.fx_ir import count_loops
-from support import CompileCounter
+from support import CompileCounter, fallbacks
 
 from breaks_helpers import arange, compare
 
@@ -333,3 +333,38 @@ def test_side_effects_reach_a_function_called_at_a_break():
 
     run = compare(f, np.ones(3), [], Box())
     assert run.stdout == "[3, 9] -1\n"
+
+
+class Tally:
+    count = 0
+
+    def bump(self, k):
+        Tally.count += k  # a class attribute store: a graph break inside the call
+        return Tally.count
+
+
+@pytest.mark.parametrize("container", ["set", "list", "dict"])
+def test_a_break_inside_the_argument_of_a_method_of_a_new_container(container):
+    # at the break the stack holds the container's method waiting for its argument; the resume
+    # function loads it again from the container, and that load breaks too for a set: the resume of
+    # that resume starts inside the first one's prologue (was: the method called with the wrong
+    # arguments, 'set.add() takes exactly one argument (0 given)', or an internal error)
+    def f(a):
+        made = {"set": set, "list": list, "dict": dict}[container]()
+        if container == "set":
+            made.add(abs(Tally().bump(2)))
+            made.add(Tally().bump(a))
+        elif container == "list":
+            made.append(abs(Tally().bump(2)))
+        else:
+            made.setdefault("k", abs(Tally().bump(2)))
+        return made, a
+
+    dynamo.reset()
+    compiled = dynamo.compile(f, backend="eager")
+    for a in (3, -1, 3):
+        Tally.count = 0
+        expected, count = f(a), Tally.count
+        Tally.count = 0
+        assert compiled(a) == expected and Tally.count == count
+    assert fallbacks(compiled) == []
