@@ -302,9 +302,6 @@ class MethodLoad(VariableTracker):
         super().__init__()
         self.obj, self.name = obj, name
 
-    def reconstruct(self, codegen: PyCodegen) -> None:
-        self.obj.reconstruct(codegen)
-        codegen.append(*compat.method_load_instrs(self.name))
 
 
 _PAIR_REST = VariableTracker()  # the item a MethodLoad's two-item load also makes
@@ -442,6 +439,10 @@ def reconstruct(cg: PyCodegen, tx: "InstructionTranslator", value: VariableTrack
     early = cg.__dict__.get("loaded_early", {}).get(id(value))
     if early is not None and early[0] is value:
         cg.append(Instr("LOAD_FAST", early[1]))
+        return
+    if type(value) is MethodLoad:  # its object through here: it may have been loaded early
+        reconstruct(cg, tx, value.obj)
+        cg.append(*compat.method_load_instrs(value.name))
         return
     if type(value) is SuperVariable:  # super() made while tracing: super(cls, obj) again
         cg.begin_call(super)

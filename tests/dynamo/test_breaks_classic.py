@@ -368,3 +368,17 @@ def test_a_break_inside_the_argument_of_a_method_of_a_new_container(container):
         Tally.count = 0
         assert compiled(a) == expected and Tally.count == count
     assert fallbacks(compiled) == []
+
+
+def test_a_method_waiting_for_its_call_across_two_breaks_keeps_its_object():
+    # 3.12/3.13: `str.lower` breaks, then the call of list.sort breaks in the resume function, whose
+    # prologue had taken the list from an argument slot it clears: the method's object must come
+    # from the copy loaded before (was: 'NoneType' object has no attribute 'sort', CPython's test_sort)
+    def f(words):
+        data = words.split()
+        data.sort(key=str.lower)
+        return data, len(data)
+
+    for words in ("The quick Brown fox", "b A c"):
+        run = compare(f, words)
+        assert run.error is None and run.fallbacks == []
