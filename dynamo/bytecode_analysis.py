@@ -423,7 +423,7 @@ def _stack_depths(facts: CodeFacts) -> list[int | None]:
 
 def _comprehension_names(facts: CodeFacts) -> frozenset[str]:
     """Names a 3.12+ inlined comprehension saves and restores (LOAD_FAST_AND_CLEAR): their
-    binding after the comprehension is whatever it was before it."""
+    binding after the comprehension is whatever it was before it, unbound included."""
     return frozenset(inst.arg for inst in facts.instructions
                      if inst.name == "LOAD_FAST_AND_CLEAR" and not isinstance(inst.arg, (CellVar, FreeVar)))
 
@@ -443,6 +443,9 @@ def _bound_locals(facts: CodeFacts, start: int, bound: frozenset[str]) -> list[f
         if not isinstance(inst.arg, (CellVar, FreeVar)):
             reads, writes = _reads_writes(inst, facts.cells)
             after |= {name for name in writes if name not in saved}
+            # a comprehension's restore puts back what LOAD_FAST_AND_CLEAR took, which may be unbound
+            # (a resume function's prologue pushes NULL for it): such a name is surely bound no more
+            after -= {name for name in writes if name in saved}
             if inst.name == "DELETE_FAST":
                 after.discard(inst.arg)
         edges = [(succ, frozenset(after)) for succ in facts.successors(index) if succ != facts.handler.get(index)]

@@ -526,3 +526,26 @@ def test_a_replayed_numpy_error_keeps_no_frames_alive():
             dynamo.compile(f, backend="eager")(payload, arange(2))
 
     assert _freed_without_the_collector(call)
+
+
+class AnyAttribute:
+    def __getattr__(self, name):  # a custom hook: reading an attribute breaks the graph
+        if name.startswith("__"):
+            raise AttributeError(name)  # copy.deepcopy looks for __deepcopy__
+        return len(name)
+
+
+def two_comprehensions_over_one_name(first, second):
+    sizes = [item.width for item in first]
+    total = sum(size for size in sizes)
+    sizes = [item.height + total for item in second]
+    return sizes
+
+
+def test_a_comprehension_variable_unbound_before_it_stays_unbound_after_a_break_inside_it():
+    # 3.12+ inlines the comprehension: `item` is saved (unbound: NULL) and restored around it. The break
+    # inside the first one resumes with the saved NULL on the stack; the Python region that finishes the
+    # loop restores it into `item`, which the region's hand-off took for bound and passed on: a
+    # segmentation fault in the second comprehension's save (CPython's test_fstring under the plugin)
+    run = compare(two_comprehensions_over_one_name, [AnyAttribute(), AnyAttribute()], [AnyAttribute()])
+    assert run.error is None and run.result == [16]
