@@ -305,7 +305,7 @@ def report_from(callback: Any) -> ExplainOutput:
         name = code.co_qualname if versions[code] == 1 else f"{code.co_qualname} (version {made[code]} of {versions[code]})"
         for graph in compiled.graphs:
             graphs.append(graph.graph_module)
-            notes.append(list(getattr(graph, "notes", ())))
+            notes.append([str(note) for note in graph_notes(graph)])
             tiers.append(tier_of(graph))
             ops.append([_op_name(n) for n in graph.graph_module.graph.nodes if n.op not in ("placeholder", "output")])
             seconds += graph.compile_seconds
@@ -339,6 +339,19 @@ def report_from(callback: Any) -> ExplainOutput:
                          dynamic, collect(callback), failures, error, given_up=given_up,
                          loops_by_frame=loops, loop_count=loop_count, dropped=dropped_versions(callback),
                          tiers_per_graph=tiers)
+
+
+def graph_notes(graph: Any) -> list[Any]:
+    """What the graph's backend said of it; under "tiered", once the graph moved up, what "c" said too."""
+    notes = list(getattr(graph, "notes", ()))
+    made = getattr(graph.compiled_fn, "_dynamo_fn", graph.compiled_fn)
+    tier = getattr(made, "tier", None)
+    c_fn = getattr(tier, "c_fn", None)
+    if c_fn is not None:
+        from .output_graph import backend_notes
+
+        notes += [f"c: {note}" for note in backend_notes(c_fn)]
+    return notes
 
 
 def tier_of(graph: Any) -> str | None:

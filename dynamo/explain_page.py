@@ -115,7 +115,7 @@ def _graph_view(number: int, frame: str, graph: Any) -> GraphView:
     compiled = getattr(graph.compiled_fn, "_dynamo_fn", graph.compiled_fn)
     code = getattr(compiled, "source", None)
     kernels, kernel_of = _kernels(compiled)
-    view = GraphView(number, frame, [], list(getattr(graph, "notes", ())), code if isinstance(code, str) else None,
+    view = GraphView(number, frame, [], [str(note) for note in getattr(graph, "notes", ())], code if isinstance(code, str) else None,
                      kernels)
     _add_nodes(view, graph.graph_module, f"g{number}-", kernel_of, in_loop=False)
     return view

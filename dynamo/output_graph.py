@@ -48,7 +48,7 @@ class CompiledGraph:
     outputs: list[ArrayVariable]
     compile_seconds: float
     ops: list[Any] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what the backend says of it (see backend_notes)
+    notes: list[Any] = field(default_factory=list)  # what the backend says of it, str() each (backend_notes)
     inlined: bool = False  # its code runs inside the transformed code (graph_inline), not called
     # the transformed code runs with the hook off (codegen.starts_no_frames): it calls the backend's
     # callable itself, not compiled_fn (whose only job is to turn the hook off), so that a Python
@@ -383,7 +383,7 @@ class OutputGraph:
         notes = backend_notes(compiled_fn)
         if notes:
             graph_log.info("backend %s on the graph for %s:\n  %s", self.backend_name, self.code.co_qualname,
-                           "\n  ".join(notes))
+                           "\n  ".join(map(str, notes)))
         share_warning_registry(compiled_fn, self.root_globals)
         # the graph is NumPy code only: run it with the hook off, so that nothing in it is traced
         compiled_fn = _C.CompiledFunction(compiled_fn, None)
@@ -413,7 +413,8 @@ def backend_notes(compiled_fn: Any) -> list[str]:
     if notes is None or isinstance(notes, str) or callable(notes):
         return [notes] if isinstance(notes, str) else []
     try:
-        return [str(note) for note in notes]
+        # kept as given: a note may say what happened at run time (backend c's loops), read when printed
+        return list(notes)
     except TypeError:
         return []
 

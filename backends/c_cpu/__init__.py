@@ -30,6 +30,7 @@ from .choose import FasterOf
 from . import ufunc_loops
 from .codegen import CALL_MACROS, CHECK_MACRO, KernelSource, KernelWriter, SizeSource
 from .pairwise import refuse_sum
+from .loops import loop_notes
 from .emitters import PRELUDE, SUPPORTED_OPS, refuse_op, supported_dtype, uses_numpy_loop, with_nan_safe_helpers
 from .rewrites import slice_updates_as_stores
 from .runtime import FlagReporter, make_runner
@@ -132,7 +133,9 @@ class CBackend:
         run.compiled = compiled
         run.kernel_count = len(sources)
         run.fallback_nodes = list(program.fallbacks)
-        run.notes = [f"{node} runs as NumPy code: {reason}" for node, reason in program.fallbacks]
+        loop_nodes = {n.name for n in graph_module.graph.nodes if n.op == "call_module"}
+        run.notes = [f"{node} runs as NumPy code: {reason}" for node, reason in program.fallbacks
+                     if node not in loop_nodes] + loop_notes(run)
         run.compile_seconds = time.perf_counter() - start
         log.debug("[callable] %d kernels, %s in %.1f ms", len(sources),
                   "compiled" if compiled else "from the disk cache", run.compile_seconds * 1e3)

@@ -266,6 +266,34 @@ def native_loop(loop: ForLoop | WhileLoop, compile_graph: Callable[[GraphModule,
     return loop.with_body(body, kind(loop, partial(loop.iterate, body), build))
 
 
+class LoopNote:
+    """explain()'s line on one loop node under backend "c": whether it ran as a C loop or as a Python
+    loop over its compiled body (and why), which is known only once it has run."""
+
+    def __init__(self, loop: ForLoop | WhileLoop) -> None:
+        self.loop = loop
+
+    def __str__(self) -> str:
+        where = f"the loop from {self.loop.description}" if self.loop.description else "a loop node"
+        native = self.loop.run_loop
+        assert isinstance(native, NativeLoop)
+        if native.refused:
+            return f"{where} runs as a Python loop over its compiled body: {next(iter(native.refused.values()))}"
+        entries = [e for e in native.compiled.values() if e is not None]
+        if entries and native.native_runs:
+            nested = max(e[0].nested for e in entries)
+            return f"{where} runs as one C loop" + (f" ({nested} nested loops in it)" if nested else "")
+        if entries:
+            return f"{where} is a C loop; its calls so far ran the Python loop (inputs the C loop does not take)"
+        return f"{where} becomes a C loop at its first run where its body lowers"
+
+
+def loop_notes(run: Any) -> list[LoopNote]:
+    """A LoopNote for each loop node of the graph that `run` (backend c's runner) calls."""
+    return [LoopNote(value) for value in getattr(run, "__globals__", {}).values()
+            if isinstance(value, (ForLoop, WhileLoop)) and isinstance(value.run_loop, NativeLoop)]
+
+
 def loop_counts(run: Any) -> tuple[int, int]:
     """(loops that ran as C, nested ones included; loops that ran as Python loops over a compiled body)
     in what backend "c" returned for one graph (benchmarks and tests count them)."""

@@ -80,3 +80,26 @@ def test_warnings_of_a_refused_loop_are_plain_numpys_whichever_side_runs():
     assert len(seen["plain"][0]) == 2  # log's divide by zero and the multiply's invalid value, once each
     loop = rec.native_loops()[0]
     assert loop.refused and loop.python_run.calls == 4
+
+
+def scaled_into(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 2.0 + 1.0
+    return out
+
+
+def backend_lines(report):
+    return [line.strip() for line in str(report).splitlines() if line.strip().startswith("backend:")]
+
+
+def test_explain_says_how_each_loop_ran_once_it_has_run():
+    # explain() prints after the call: a loop that lowered says it ran as C, a refused one why not
+    # (it used to say that every loop node "runs as NumPy code", C loop or not)
+    where = f"{__file__}:{scaled_into.__code__.co_firstlineno + 1}"
+    real = rng.standard_normal(50)
+    lines = backend_lines(dynamo.explain(scaled_into, backend="c")(real, np.empty_like(real)))
+    assert lines == [f"backend: the loop from {where} runs as one C loop"]
+    wide = real.astype(np.longdouble)
+    lines = backend_lines(dynamo.explain(scaled_into, backend="c")(wide, np.empty_like(wide)))
+    assert lines == [f"backend: the loop from {where} runs as a Python loop over its compiled body: "
+                     f"an array of dtype {wide.dtype}"]

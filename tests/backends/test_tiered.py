@@ -203,6 +203,20 @@ def test_explain_shows_each_graph_tier():
     assert dynamo.explain(g, backend="numpy")(x).tiers_per_graph == [None, None]
 
 
+def test_explain_of_a_graph_moved_to_c_adds_what_c_said_of_it():
+    g = fresh("""
+    def g(a, out):
+        for i in range(a.shape[0]):
+            out[i] = a[i] * 2.0 + 1.0
+        return out
+    """, "g")
+    a = np.linspace(-1.0, 1.0, 600)
+    with config.patch(tier_up_seconds=0.0, tier_up_in_background=False):
+        report = dynamo.explain(g, backend="tiered")(a, np.empty_like(a))
+    assert report.tiers_per_graph[0].startswith("c (moved up")
+    assert report.notes_per_graph == [["c: the loop from <string>:3 runs as one C loop"]]
+
+
 def test_enable_and_the_default_backend_setting():
     f = fresh(CHAIN)
     x = np.arange(7.0)
