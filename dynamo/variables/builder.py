@@ -17,6 +17,7 @@ from ..sources import AttrSource, ItemSource, Source
 from .base import VariableTracker, module_name
 from .constant import ConstantVariable, is_constant_value
 from .fold_limits import check_container_size
+from .named_tuples import NamedTupleVariable, plain_namedtuple
 
 _TYPE_QUALNAME = type.__dict__["__qualname__"]
 
@@ -175,6 +176,11 @@ class VariableBuilder:
         self.guard(source, GuardKind.TYPE_IS, type(value))
         self.guard(source, GuardKind.LEN_IS, len(value))
         return TupleVariable([self(v, ItemSource(source, i)) for i, v in enumerate(value)], source=source)
+
+    def wrap_named_tuple(self, value: tuple, source: Source) -> VariableTracker:
+        self.guard(source, GuardKind.TYPE_IS, type(value))  # a class: its length too
+        return NamedTupleVariable([self(v, ItemSource(source, i)) for i, v in enumerate(value)], type(value),
+                                  source=source)
 
     def wrap_list(self, value: list, source: Source) -> VariableTracker:
         from .sequences import ListVariable
@@ -415,6 +421,8 @@ _BY_TYPE: dict[type, Callable[[VariableBuilder, Any, Source], VariableTracker]] 
 }
 
 _BY_CHECK: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any, Source], VariableTracker]]] = [
+    (lambda v: isinstance(v, tuple) and plain_namedtuple(type(v)) and not made_by_a_call_class(type(v)),
+     VariableBuilder.wrap_named_tuple),
     (is_device_array, VariableBuilder.wrap_device_array),
     (lambda v: isinstance(v, np.dtype), VariableBuilder.wrap_constant),
     # a structured record (np.void) is mutable, a view into its array: an object, not a value

@@ -19,11 +19,16 @@ from ..side_effects import DELETED
 from ..sources import AttrSource, ItemSource, Source
 from .base import VariableTracker, module_name
 from .functions import UserMethodVariable, wrap_plain
+from .named_tuples import make_named_tuple, plain_namedtuple
+from ..class_shapes import made_by_a_call
 
 if TYPE_CHECKING:
     from ..translator.core import InstructionTranslatorBase as Tx
 
 _MISSING = object()
+# the attribute lookup of these built-in types is object's generic one under a slot wrapper of their own
+_GENERIC_LOOKUP = frozenset(t.__getattribute__ for t in (object, tuple, list, dict, set, frozenset, int, float,
+                                                         complex, str, bytes, bytearray, BaseException))
 
 
 @dataclass(frozen=True)
@@ -245,6 +250,9 @@ class UserClassVariable(VariableTracker):
             return PartialVariable(args[0], args[1:], kwargs)
         if has_handler(self.value):  # itertools.chain and friends: classes written in C
             return BuiltinVariable(self.value).call_function(tx, args, kwargs)
+        if plain_namedtuple(self.value) and not made_by_a_call(self.value):
+            self.pin()  # the instance's class is this very object (a module holds it: one per process)
+            return make_named_tuple(tx, self.value, args, kwargs)
         return NewObjectVariable.create(tx, self, args, kwargs)
 
     def reconstruct(self, codegen: Any) -> None:
@@ -319,7 +327,8 @@ class UserObjectVariable(VariableTracker):
         if cls is _thread._local:
             return  # its C hooks only pick the calling thread's __dict__, which guards read too
         for hook in ("__getattribute__", "__getattr__"):
-            if getattr(cls, hook, None) not in (None, getattr(object, hook, None)):
+            if getattr(cls, hook, None) not in (None, getattr(object, hook, None)) \
+                    and (hook != "__getattribute__" or cls.__getattribute__ not in _GENERIC_LOOKUP):
                 unsupported(Category.UNSUPPORTED_ATTRIBUTE, f"{self.describe()} has a custom {hook} (reading {name!r})")
 
     def var_getattr(self, tx: "Tx", name: str) -> VariableTracker:
