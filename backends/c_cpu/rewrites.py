@@ -22,21 +22,26 @@ def slice_updates_as_stores(gm: GraphModule) -> GraphModule:
     x[idx], and the store back copies it onto itself. The op's dtypes must be those of v (a cast on
     the in-place op that NumPy would refuse is never turned into a store that casts); its warnings
     name the same ufunc (`subtract` for -=). A copy of the graph is returned when something changed."""
-    if not any(_slice_update(n) for n in gm.graph.nodes):
+    if not any(_slice_update(n) or _view_update(n) for n in gm.graph.nodes):
         return gm
     graph = gm.graph.copy()
-    for node in graph.nodes:
+    for node in list(graph.nodes):
         if _slice_update(node):
             node.target = OUT_OF_PLACE[node.target]
+        elif _view_update(node):
+            # `u = x[idx]; ...; u += y` (Gray-Scott's interior views): the same as storing u + y
+            # into x[idx], when the view is read only before the update and its result never
+            base, index = node.args[0].args
+            node.target = OUT_OF_PLACE[node.target]
+            with graph.inserting_after(node):
+                graph.call_function(operator.setitem, (base, index, node))
     return GraphModule(gm, graph)
 
 
 def _slice_update(node: Any) -> bool:
-    if node.op != "call_function" or node.target not in OUT_OF_PLACE or len(node.args) != 2 or node.kwargs:
+    if not _update_of_a_view(node) or len(node.args[0].users) != 1:
         return False
-    view, other = node.args
-    if getattr(view, "op", None) != "call_function" or view.target is not operator.getitem or len(view.users) != 1:
-        return False
+    view = node.args[0]
     users = list(node.users)
     if len(users) != 1:
         return False
@@ -44,8 +49,30 @@ def _slice_update(node: Any) -> bool:
     if store.op != "call_function" or store.target is not operator.setitem or store.kwargs or len(store.args) != 3:
         return False
     base, index = view.args
-    if store.args[0] is not base or store.args[2] is not node or not _same_index(store.args[1], index):
+    return store.args[0] is base and store.args[2] is node and _same_index(store.args[1], index)
+
+
+def _view_update(node: Any) -> bool:
+    """An in-place op on a view that nothing reads after it, whose result nothing reads."""
+    if not _update_of_a_view(node) or node.users:
         return False
+    later = set()
+    after = node.next
+    while after is not None:
+        later.add(after)
+        after = after.next
+    return not any(user in later for user in node.args[0].users)
+
+
+def _update_of_a_view(node: Any) -> bool:
+    """`v op= y` on v = x[basic index] in v's dtype (a cast NumPy would refuse never becomes a store
+    that casts), shapes unchanged, the operand an array of v's dtype or a Python number on floats."""
+    if node.op != "call_function" or node.target not in OUT_OF_PLACE or len(node.args) != 2 or node.kwargs:
+        return False
+    view, other = node.args
+    if getattr(view, "op", None) != "call_function" or view.target is not operator.getitem:
+        return False
+    base, index = view.args
     if not _basic_index(index):
         return False
     view_meta, result_meta = view.meta.get("val"), node.meta.get("val")
