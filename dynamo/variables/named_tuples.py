@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..codegen import PyCodegen
     from ..translator.core import InstructionTranslatorBase as Tx
 
-TUPLE_FIELD = type(getattr(collections.namedtuple("_Pair", "first second"), "first"))  # a field (C)
+TUPLE_FIELD = type(collections.namedtuple("_Pair", "first second").__dict__["first"])  # a field (C)
 _MISSING = object()
 # what namedtuple() puts in a class's namespace, and what a class statement adds to any class
 _GENERATED = frozenset({
