@@ -25,6 +25,13 @@ compile_dirs: tuple[str, ...] = ()
 # under enable() compiles what its author wrote, not what its imports generate (dynamo/skipfiles.py).
 compile_generated_code: bool = False
 
+# A resume function (the rest of a frame after a graph break, dynamo/resume.py) of code the user did not
+# pass to dynamo.compile runs as Python at its first call and is compiled from its second: what follows a
+# break in a frame that runs once (a test body) never repays its compile (issue #16). On under
+# `pytest -p dynamo.pytest_plugin` (--dynamo-resumes) and with DYNAMO_DEFER_RESUMES=1; off, every resume
+# function is compiled at its first call.
+defer_resume_compiles: bool = os.environ.get("DYNAMO_DEFER_RESUMES", "") == "1"
+
 # An internal error of the compiler (a bug of dynamo, not a graph break or any other deliberate
 # fallback) raises InternalCompilerError with the user's line instead of running the frame uncompiled.
 # On under dynamo's own test suite and `pytest -p dynamo.pytest_plugin` (--dynamo-strict); for

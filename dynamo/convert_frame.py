@@ -452,6 +452,7 @@ class ConvertFrame:
         self.over_budget: "weakref.WeakKeyDictionary[types.CodeType, Unsupported]" = weakref.WeakKeyDictionary()
         # frames that kept recompiling for new values and now run their original code (explain)
         self.given_up: list[tuple[types.CodeType, str]] = []
+        self.deferred_resumes = 0  # resume functions run as Python at their first call (config.defer_resume_compiles)
 
     @property
     def shape_state(self) -> FrameState:
@@ -496,6 +497,10 @@ class ConvertFrame:
             self.compiled_frames.append((code, CompiledFrame(GuardSet(), code, fallback_reason=reason,
                                                              python_until=region.exit_line if region else None)))
             return _C.SKIP
+        if config.defer_resume_compiles and code in resume_origins.origins and skipfiles.first_call_of_resume(
+                code, resume_origins.origins[code].original):
+            self.deferred_resumes += 1
+            return None  # runs as it is this once: the next call compiles it
         with compile_lock:
             # Threads that miss on the same inputs at once queue on the lock: look at the cache
             # again, so that those behind the first run the original this once instead of
@@ -696,6 +701,7 @@ class ConvertFrame:
             self._shape_state.clear()
         self.compiled_frames.clear()
         self.recompiles.clear()
+        self.deferred_resumes = 0
 
 
 def retime_when_graphs_settle(code: types.CodeType, compiled: CompiledFrame, owner: ConvertFrame) -> bool:

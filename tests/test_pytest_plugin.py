@@ -78,10 +78,26 @@ def test_bodies_run_compiled_with_the_outcomes_of_the_plain_run(sample):
     assert list(outcomes(plain).values()).count("PASSED") == 3
     assert "dynamo" not in plain.stdout
     summary = compiled.stdout.split("dynamo (eager backend)", 1)[1]
-    counts = dict(part.split(": ") for part in summary.splitlines()[1].split(", "))
+    counts = summary_counts(compiled)
     assert int(counts["frames compiled"]) >= 4 and int(counts["graphs"]) >= 2
     assert int(counts["graph breaks"]) >= 1
+    # what follows a break in a test body runs once: as Python (test_break_on_data_and_side_effects)
+    assert int(counts["resume functions run once as Python"]) >= 1
     assert "most frequent reasons" in summary and "test_sample.py:" in summary
+
+
+def summary_counts(result):
+    summary = result.stdout.split("dynamo (eager backend)", 1)[1]
+    return dict(part.split(": ") for part in summary.splitlines()[1].split(", "))
+
+
+def test_resume_functions_compile_at_their_first_call_on_request(sample):
+    deferred = summary_counts(run_pytest(sample, "-p", "dynamo.pytest_plugin", "--dynamo-backend=eager"))
+    at_once = run_pytest(sample, "-p", "dynamo.pytest_plugin", "--dynamo-backend=eager", "--dynamo-resumes=first-call")
+    assert outcomes(at_once)["test_sample.py::test_break_on_data_and_side_effects"] == "PASSED"
+    counts = summary_counts(at_once)
+    assert counts["resume functions run once as Python"] == "0"
+    assert int(counts["frames compiled"]) > int(deferred["frames compiled"])
 
 
 def test_unknown_backend_is_a_usage_error(sample):

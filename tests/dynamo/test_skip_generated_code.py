@@ -1,9 +1,11 @@
 """Which frames enable() compiles: the user's files and what runs in their globals, not what the
-standard library and site-packages run or generate (namedtuple, dataclasses, exec'd strings)."""
+standard library and site-packages run or generate (namedtuple, dataclasses, exec'd strings); with
+config.defer_resume_compiles, the rest of a frame after a graph break from its second call on."""
 import collections
 import dataclasses
 import sys
 
+import numpy as np
 import pytest
 
 import dynamo
@@ -143,3 +145,46 @@ def test_compile_dirs_compiles_a_skipped_directory(compiled, tmp_path, monkeypat
         with dynamo.enable(backend="eager"):
             assert numeric_lib.helper(2) == 6
     assert compiled == ["helper"]
+
+
+def stepped(x):
+    y = x * 2.0
+    print(y.sum())  # a graph break: the rest is a resume function
+    return y + 1.0
+
+
+def stepped_asked_for(x):  # the same, passed to dynamo.compile (it stays requested for the session)
+    y = x * 2.0
+    print(y.sum())
+    return y + 1.0
+
+
+def resume_name(fn):
+    return f"{fn.__name__}.<resume at line {fn.__code__.co_firstlineno + 2}>"
+
+
+@pytest.mark.parametrize("defer", [False, True])
+def test_a_resume_function_is_compiled_from_its_second_call_when_deferred(compiled, capsys, defer):
+    """A frame that runs once (a test body) never repays compiling what follows its graph breaks:
+    deferred, that rest runs as Python at its first call; a frame called again compiles it then."""
+    x = np.arange(4.0)
+    callback = dynamo.enable(backend="eager").callback
+    both = ["stepped", resume_name(stepped)]
+    with dynamo.config.patch(defer_resume_compiles=defer), dynamo.enable(backend="eager"):
+        results = [stepped(x)]
+        after_one = list(compiled)
+        results += [stepped(x), stepped(x)]
+    assert after_one == (["stepped"] if defer else both)
+    assert compiled == both
+    assert callback.deferred_resumes == defer
+    for result in results:
+        np.testing.assert_array_equal(result, x * 2.0 + 1.0)
+    assert capsys.readouterr().out == "12.0\n" * 3
+
+
+def test_a_function_passed_to_compile_compiles_its_resume_functions_at_once(compiled, capsys):
+    with dynamo.config.patch(defer_resume_compiles=True):
+        result = dynamo.compile(stepped_asked_for, backend="eager")(np.arange(4.0))
+    np.testing.assert_array_equal(result, np.arange(4.0) * 2.0 + 1.0)
+    assert capsys.readouterr().out == "12.0\n"
+    assert compiled == ["stepped_asked_for", resume_name(stepped_asked_for)]
