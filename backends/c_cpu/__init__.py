@@ -52,6 +52,8 @@ def refuse(expr: Expr, last_strides: dict[str, str] | None = None, blas: frozens
     if isinstance(expr, Reduce):
         if not supported_dtype(expr.dtype) or not supported_dtype(expr.body.dtype):
             return f"dtype {expr.dtype} has no C kernel support"
+        if "c" in (expr.dtype.kind, expr.body.dtype.kind):
+            return "a reduction of complex values keeps NumPy's order as NumPy code"
         if expr.kind == "sum" and expr.dtype.kind == "f" and expr.origin in blas:
             return "a float matmul keeps BLAS's summation order as NumPy code"
         if expr.kind == "sum" and expr.dtype.kind == "f" and last_strides is not None:
@@ -166,7 +168,8 @@ class CBackend:
         blas = frozenset(n.name for n in gm.graph.nodes if n.target in (operator.matmul, np.matmul, np.dot)
                          or (n.op == "call_method" and n.target == "dot"))
         program = lower_graph(gm, example_inputs, SUPPORTED_OPS, check=lambda e: refuse(e, last_strides, blas),
-                              costly=lambda op: uses_numpy_loop(op.name, [a.dtype for a in op.args], op.dtype))
+                              costly=lambda op: uses_numpy_loop(op.name, [a.dtype for a in op.args], op.dtype),
+                              dtype_kinds="biufc")
         if log.isEnabledFor(logging.DEBUG):
             log.debug("[kernels]\n%s", program.describe())
         for node, reason in program.fallbacks:

@@ -16,7 +16,7 @@ import sympy
 from ..kernel_ir import Buffer, Const, Expr, IndexValue, Kernel, Load, Op, Reduce, walk
 from ..kernel_ir.exprs import format_expr, is_index_var, reduction_identity, substitute
 from ..kernel_ir.values import is_symbolic
-from .emitters import (EMITTERS, QUIET_OPS, c_type, dtype_key, ignores_operand, literal, storage_type, unsigned_of,
+from .emitters import (QUIET_OPS, c_type, dtype_key, emitter, ignores_operand, literal, storage_type, unsigned_of,
                        uses_numpy_loop)
 from .pairwise import last_axis_inputs, pairwise_kind, write_sum
 from .tiles import NumpyLoop, TiledLevel, numpy_loop_of
@@ -113,7 +113,9 @@ def is_hidden_constant(e: Const) -> bool:
     and x / -1.0 would become -x, which flips a NaN's sign where NumPy's multiply keeps it), or an
     infinity (GCC's vectorizer makes `x != inf` into `!(x < inf)`, a signaling compare: 'invalid value'
     for a NaN x, which NumPy's quiet compare never raises, fuzz seed 1130620)."""
-    return np.dtype(e.dtype).kind == "f" and (bool(np.isnan(e.value)) or bool(np.isinf(e.value)) or e.value == -1.0)
+    kind = np.dtype(e.dtype).kind
+    parts = [e.value] if kind == "f" else [complex(e.value).real, complex(e.value).imag] if kind == "c" else []
+    return any(bool(np.isnan(v)) or bool(np.isinf(v)) or v == -1.0 for v in parts)
 
 
 def op_identity(e: Expr) -> str:
@@ -239,8 +241,7 @@ class KernelWriter:
         value (emitters.NAN_SAFE_SOURCE: folds around a known NaN or -1.0 move a NaN's sign bit)."""
         literal_text = literal(e.value, e.dtype)  # NaNs by their bits: dyn_f64_bits(0x...)
         if literal_text not in self.hidden_constants:
-            opaque = literal_text.replace("_bits(", "_opaque(") if "_bits(" in literal_text else \
-                f"(({c_type(e.dtype)})dyn_f64_opaque(0x{struct.unpack('<Q', struct.pack('<d', e.value))[0]:016x}ULL))"
+            opaque = literal(e.value, e.dtype, opaque_float)
             self.hidden_constants[literal_text] = (f"hidden{len(self.hidden_constants)}", c_type(e.dtype), opaque)
         return self.hidden_constants[literal_text][0]
 
@@ -273,7 +274,7 @@ class KernelWriter:
             elif len(e.args) == 2 and not self.checked:
                 self.keep_ignored(e, indent)
                 self.keep_operands_of_a_fold(e, indent)
-            text = EMITTERS[e.name](args, [a.dtype for a in e.args], e.dtype)
+            text = emitter(e.name, [a.dtype for a in e.args], e.dtype)(args, [a.dtype for a in e.args], e.dtype)
             self.names[id(e)] = self.emit(c_type(e.dtype), text, indent)
             if self.checked:
                 self.check_after(e.name, e, indent)
@@ -291,11 +292,11 @@ class KernelWriter:
         its loads are clamped into the piece, whose every element some output selects (and pinned, the
         loop would no longer vectorize: np.concatenate([a * 2.0, b / 3.0]) took 1.3x the time)."""
         for a in e.args[1:]:
-            if isinstance(a, (Op, Reduce)) and a.dtype.kind == "f" and getattr(a, "name", "") not in QUIET_OPS:
+            if isinstance(a, (Op, Reduce)) and a.dtype.kind in "fc" and getattr(a, "name", "") not in QUIET_OPS:
                 loads = [x for x in walk([a]) if isinstance(x, Load)]
                 if loads and all(x.index.has(sympy.Min, sympy.Max) for x in loads):
                     continue
-                self.lines.append(f"{indent}DYN_KEEP({self.operand(a)});")
+                self.lines.append(f"{indent}{keep_macro(a.dtype)}({self.operand(a)});")
 
     def keep_ignored(self, e: Op, indent: str) -> None:
         """A binary op whose constant operand fixes its value (`False & (b != a / 0.0)`, fuzz seed 1072985):
@@ -320,7 +321,7 @@ class KernelWriter:
         args = e.args
         if e.name == "where":
             folded = [args[0]] if args[1] is args[2] else []
-        elif any(a.dtype.kind == "f" for a in args):
+        elif any(a.dtype.kind in "fc" for a in args):
             folded = []   # float identities are not folds: x - x is nan for inf, x == x false for nan
         else:
             first, second = args
@@ -331,10 +332,9 @@ class KernelWriter:
     def keep_if_it_may_raise(self, operand: Expr, indent: str) -> None:
         """Pins `operand` as computed (DYN_KEEP) when float ops that may raise a flag are under it."""
         if isinstance(operand, (Op, Reduce)) and any(
-                isinstance(x, (Op, Reduce)) and x.dtype.kind == "f" and getattr(x, "name", "") not in QUIET_OPS
+                isinstance(x, (Op, Reduce)) and x.dtype.kind in "fc" and getattr(x, "name", "") not in QUIET_OPS
                 for x in walk([operand])):
-            keep = "DYN_KEEP" if operand.dtype.kind == "f" else "DYN_KEEP_ANY"
-            self.lines.append(f"{indent}{keep}({self.operand(operand)});")
+            self.lines.append(f"{indent}{keep_macro(operand.dtype)}({self.operand(operand)});")
 
     def numpy_call(self, e: Op, indent: str) -> None:
         """NumPy's loop for one value (a call with one element: values outside a tiled loop)."""
@@ -343,7 +343,8 @@ class KernelWriter:
         name = f"t{self.count}"
         self.count += 1
         self.lines.append(f"{indent}{c_type(e.dtype)} {name};")
-        self.lines.append(f"{indent}DYN_NP_CALL{len(args)}({loop.symbol}, {', '.join(args)}, {name});")
+        macro = "DYN_CX_NP_CALL" if "c" in {a.dtype.kind for a in (*e.args, e)} else "DYN_NP_CALL"
+        self.lines.append(f"{indent}{macro}{len(args)}({loop.symbol}, {', '.join(args)}, {name});")
         self.names[id(e)] = name
         if self.checked:
             self.check_after(e.name, e, indent)
@@ -702,6 +703,18 @@ class KernelWriter:
                   f"    rows(a, 0, {n0}, &fl);",
                   f"    return (fl | {test}) & DYN_FLAGS;", "}"]
         return lines
+
+
+def keep_macro(dtype: np.dtype) -> str:
+    """DYN_KEEP pins a float in its vector register; other values (complex pairs, ints) wherever they are."""
+    return "DYN_KEEP" if np.dtype(dtype).kind == "f" else "DYN_KEEP_ANY"
+
+
+def opaque_float(value: object, dtype: np.dtype) -> str:
+    """A float constant the C compiler cannot see (emitters.NAN_SAFE_SOURCE), exact by its bits."""
+    if np.dtype(dtype).itemsize == 4:
+        return f"dyn_f32_opaque(0x{int(np.array(value, np.float32).view(np.uint32)):08x}U)"
+    return f"dyn_f64_opaque(0x{struct.unpack('<Q', struct.pack('<d', float(value)))[0]:016x}ULL)"  # type: ignore[arg-type]
 
 
 def _negates(value: Expr, other: Expr) -> bool:

@@ -27,19 +27,20 @@ class _UFuncHead(ctypes.Structure):
     ]
 
 
-# dtypes whose loops take and give C's float and double (and bool for results like signbit)
-_FLOAT_KEYS = {"f4": "f", "f8": "d"}
+# dtypes whose loops take and give C's float and double, their complex types (and bool for results like signbit)
+_FLOAT_KEYS = {"f4": "f", "f8": "d", "c8": "F", "c16": "D"}
 _RESULT_KEYS = {**_FLOAT_KEYS, "b": "b"}
 
 
-def _key(dtype: np.dtype) -> str:
+def dtype_key(dtype: np.dtype) -> str:
+    """A dtype's short name: b, i1..i8, u1..u8, f2..f8, c8, c16."""
     dtype = np.dtype(dtype)
     return "b" if dtype.kind == "b" else f"{dtype.kind}{dtype.itemsize}"
 
 
 def loop_symbol(name: str, arg_dtypes: Sequence[np.dtype], out: np.dtype) -> str:
     """The C global holding this loop's address in a module (`<symbol>_data`: its data pointer)."""
-    sig = "".join(_RESULT_KEYS[_key(d)] for d in arg_dtypes) + "_" + _RESULT_KEYS[_key(out)]
+    sig = "".join(_RESULT_KEYS[dtype_key(d)] for d in arg_dtypes) + "_" + _RESULT_KEYS[dtype_key(out)]
     return f"dyn_np_{name}_{sig}"
 
 
@@ -48,8 +49,8 @@ def refuse_numpy_loop(name: str, arg_dtypes: Sequence[np.dtype], out: np.dtype) 
     ufunc = getattr(np, name, None)
     if not isinstance(ufunc, np.ufunc) or ufunc.nout != 1 or ufunc.signature is not None:
         return f"no exact C code for {name}"
-    if len(arg_dtypes) != ufunc.nin or not all(_key(d) in _FLOAT_KEYS for d in arg_dtypes) \
-            or _key(out) not in _RESULT_KEYS or not all(np.dtype(d).isnative for d in (*arg_dtypes, out)):
+    if len(arg_dtypes) != ufunc.nin or not all(dtype_key(d) in _FLOAT_KEYS for d in arg_dtypes) \
+            or dtype_key(out) not in _RESULT_KEYS or not all(np.dtype(d).isnative for d in (*arg_dtypes, out)):
         return f"NumPy's {name} loop for these dtypes is not called from C"
     if numpy_loop(name, tuple(np.dtype(d) for d in arg_dtypes), np.dtype(out)) is None:
         return f"NumPy's {name} has no inner loop for these dtypes"

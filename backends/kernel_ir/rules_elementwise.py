@@ -4,6 +4,7 @@ clip, astype, rounding, and in-place operators (functionalized).
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 from typing import Any
 
@@ -12,10 +13,10 @@ import numpy as np
 from ...fx_ir import Node
 from ...fx_ir.ops import lookup_function
 from .exprs import Const, Expr, Op, cast, where
-from .lowering import Lowerer, Unsupported, node_meta, rule
+from .lowering import DTYPE_KINDS, Lowerer, Unsupported, node_meta, rule
 from .values import TensorValue, broadcast_to, constant_value, sizes
 
-PY_SCALARS = (bool, int, float)
+PY_SCALARS = (bool, int, float, complex)
 
 
 def operand_type(x: Any) -> Any:
@@ -26,7 +27,7 @@ def operand_type(x: Any) -> Any:
         return x.dtype
     if isinstance(x, bool):
         return np.dtype(bool)
-    if isinstance(x, (int, float)):
+    if isinstance(x, (int, float, complex)):
         return type(x)
     raise Unsupported(f"operand of type {type(x).__name__}")
 
@@ -55,7 +56,8 @@ def result_shape(node: Node, operands: list[Any]) -> tuple[int, ...]:
 
 def check_dtypes(*dtypes: np.dtype) -> None:
     for d in dtypes:
-        if np.dtype(d).kind not in "biuf" or np.dtype(d).itemsize > 8:
+        d = np.dtype(d)
+        if d.kind not in DTYPE_KINDS.get() or d.itemsize > (16 if d.kind == "c" else 8):
             raise Unsupported(f"dtype {d} has no kernel support")
 
 
@@ -120,8 +122,9 @@ rule(*_UFUNCS, *_OPERATORS)(lower_ufunc_call)
 
 def lower_power(L: Lowerer, node: Node, base: Any, exponent: Any, operator_form: bool,
                 ufunc: np.ufunc = np.power) -> TensorValue:
-    """`x ** c` as NumPy computes it: its fast paths (2 -> square, 0.5 -> sqrt, -1 -> reciprocal,
-    1 -> positive) for float bases, repeated products for small non-negative integer powers of ints."""
+    """`x ** c` as NumPy computes it: its fast paths (square, sqrt, reciprocal for the exponents this NumPy
+    takes them for: numpy_fast_power) for float and complex bases, repeated products for small
+    non-negative integer powers of ints."""
     if ufunc is not np.power or not isinstance(base, TensorValue):  # float_power: always in float64
         # float_power's own loop where the target has one: NumPy's float64 power is another (SIMD) loop
         # whose last bits differ from float_power's (libm's pow)
@@ -132,15 +135,45 @@ def lower_power(L: Lowerer, node: Node, base: Any, exponent: Any, operator_form:
         return value
     if isinstance(exponent, (int, float, np.integer, np.floating)) and not isinstance(exponent, bool):
         loop = np.power.resolve_dtypes((base.dtype, operand_type(exponent), None))
-        if loop[0].kind == "f":
-            fast = {2: np.square, 0.5: np.sqrt, -1: np.reciprocal, 1: np.positive}.get(float(exponent))
-            if fast is not None and operator_form:
+        if loop[0].kind in "fc":
+            fast = numpy_fast_power(base.dtype, exponent) if operator_form else None
+            if fast is not None:
                 return apply_ufunc(L, node, fast, [astype_value(base, loop[0])])
         elif loop[0].kind in "iu" and float(exponent).is_integer() and 0 <= exponent <= 64:
             return integer_power(node, astype_value(base, loop[0]), int(exponent))
     elif isinstance(exponent, TensorValue) and np.result_type(base.dtype, exponent.dtype).kind != "f":
         raise Unsupported("integer power with an array exponent")
     return apply_ufunc(L, node, np.power, [base, exponent], name="power")
+
+
+class _UfuncCalled(Exception):
+    def __init__(self, ufunc: np.ufunc) -> None:
+        self.ufunc = ufunc
+
+
+class _PowerProbe(np.ndarray):
+    """An array that tells which ufunc `array ** exponent` calls (NumPy's fast_scalar_power)."""
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        raise _UfuncCalled(ufunc)
+
+
+def numpy_fast_power(dtype: np.dtype, exponent: Any) -> np.ufunc | None:
+    """The ufunc NumPy calls for `array ** exponent` instead of np.power (None: power itself). Which
+    exponents take a fast path, and of which Python or NumPy type, changed across NumPy versions (1.x:
+    any number equal to 2, 0.5, -1, 1, 0; 2.x: the int 2 or -1 and the float 0.5 only, so `x ** 2.0`
+    warns 'in power'): asked of this NumPy, once per (dtype, exponent type, value)."""
+    return _fast_power(np.dtype(dtype), type(exponent).__qualname__, exponent)
+
+
+@functools.cache
+def _fast_power(dtype: np.dtype, kind: str, exponent: Any) -> np.ufunc | None:
+    """`kind`: the exponent's type name, in the key (2 and 2.0 are one key, and NumPy treats them apart)."""
+    try:
+        np.zeros(1, dtype).view(_PowerProbe) ** exponent
+    except _UfuncCalled as called:
+        return None if called.ufunc is np.power else called.ufunc
+    return None
 
 
 def integer_power(node: Node, base: TensorValue, exponent: int) -> TensorValue:
