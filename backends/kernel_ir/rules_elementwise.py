@@ -130,7 +130,7 @@ def lower_power(L: Lowerer, node: Node, base: Any, exponent: Any, operator_form:
         # whose last bits differ from float_power's (libm's pow)
         name = "float_power" if ufunc is np.float_power and "float_power" in L.supported_ops else "power"
         value = apply_ufunc(L, node, ufunc, [base, exponent], name=name)
-        if value.dtype.kind != "f":
+        if value.dtype.kind not in "fc":
             raise Unsupported("integer power with an array exponent")
         return value
     if isinstance(exponent, (int, float, np.integer, np.floating)) and not isinstance(exponent, bool):
@@ -141,7 +141,7 @@ def lower_power(L: Lowerer, node: Node, base: Any, exponent: Any, operator_form:
                 return apply_ufunc(L, node, fast, [astype_value(base, loop[0])])
         elif loop[0].kind in "iu" and float(exponent).is_integer() and 0 <= exponent <= 64:
             return integer_power(node, astype_value(base, loop[0]), int(exponent))
-    elif isinstance(exponent, TensorValue) and np.result_type(base.dtype, exponent.dtype).kind != "f":
+    elif isinstance(exponent, TensorValue) and np.result_type(base.dtype, exponent.dtype).kind not in "fc":
         raise Unsupported("integer power with an array exponent")
     return apply_ufunc(L, node, np.power, [base, exponent], name="power")
 

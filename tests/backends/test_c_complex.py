@@ -76,6 +76,14 @@ def test_numpy_loops_inside_kernels_bitwise(dtype):
         fused(run_both(f, a, b, errstate={"all": "ignore"}))
 
 
+@pytest.mark.parametrize("dtype", ["c16", "c8"])
+def test_power_of_a_real_base_and_a_complex_exponent(dtype):
+    """np.power(real array, complex array) is a complex power in the kernel (it was refused as an integer
+    power: the result's kind was checked against float only, and the NumPy step reordered the warnings)."""
+    a, b = complex_values(40, dtype, seed=8), complex_values(40, dtype, seed=9, nan=False)
+    fused(run_both(lambda a, b: (np.power(np.abs(a), b - a), np.abs(b) ** (a * 2)), a, b))
+
+
 def test_python_complex_constants_and_real_arrays():
     """`x * 1j` of a float array (normalize_complex_arr), a float32 array with a Python complex (complex64),
     ints widened to complex128, and a constant whose parts are -1.0 or NaN (kept from the compiler's folds)."""
