@@ -95,10 +95,14 @@ COMPLEX_EMITTERS: dict[str, Emitter] = {
 }
 
 
+# A complex value is made from its parts through memory: built with __real__/__imag__ stores (or
+# __builtin_complex), GCC 12 folds the round trip complex128 -> complex64 -> complex128 to the value itself
+# (z.astype(np.complex64).astype(np.complex128) - z was 0 at -O2, and for the last element of a loop at -O3)
 def _helpers(key: str, t: str, part: str) -> str:
     neg = f"dyn_neg_{PART_KEYS[key]}"
     return f"""
-static inline {t} dyn_cx_make_{key}({part} re, {part} im) {{ {t} z; __real__ z = re; __imag__ z = im; return z; }}
+static inline {t} dyn_cx_make_{key}({part} re, {part} im) {{
+    const {part} parts[2] = {{re, im}}; {t} z; memcpy(&z, parts, sizeof z); return z; }}
 static inline {t} dyn_cx_add_{key}({t} a, {t} b) {{
     return dyn_cx_make_{key}(__real__ a + __real__ b, __imag__ a + __imag__ b); }}
 static inline {t} dyn_cx_sub_{key}({t} a, {t} b) {{

@@ -11,7 +11,6 @@ import logging
 import math
 import operator
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
@@ -25,13 +24,10 @@ from .program import HostStep, Kernel, Program, Ref
 from .program_order import (computes, flows_only_back_into, reads_values, realize_earlier_work,
                             realize_unread)
 from .scheduling import NeedsRealize, PendingStore, build_kernel, shared_costly
-from .values import Buffer, TensorValue, buffer_value, sizes
+from .values import Buffer, TensorValue, buffer_value, kernel_dtype, kernel_dtype_kinds, sizes
 
 log = logging.getLogger("dynamo.output_code")
 
-KERNEL_DTYPE_KINDS = "biuf"
-# the dtype kinds the target's kernels hold (lower_graph's `dtype_kinds`: complex "c" where its emitter has them)
-DTYPE_KINDS: ContextVar[str] = ContextVar("kernel_dtype_kinds", default=KERNEL_DTYPE_KINDS)
 MAX_RESTARTS = 64
 MAX_CHAIN = 200  # lazy values nested deeper than this are stored (evaluating one recurses per level)
 # buffers one kernel may touch: the C backend passes each as an argument of dynamo._C.call_native,
@@ -200,7 +196,7 @@ class Lowerer:
 
     def lower_placeholder(self, node: Node, example: Any) -> None:
         self.placeholders.append(node.name)
-        if is_array(example) and example.dtype.kind in DTYPE_KINDS.get():
+        if is_array(example) and kernel_dtype(example.dtype):
             meta = node_meta(node)
             # a graph with symbolic sizes is lowered for every size: its kernels take them as arguments
             shape = sizes(meta.shape) if meta is not None and not meta.is_static and meta.ndim == example.ndim \
@@ -213,7 +209,7 @@ class Lowerer:
     def lower_get_attr(self, node: Node) -> None:
         value = self.gm.get_attribute(node.target)
         self.constants[node.name] = value
-        if isinstance(value, np.ndarray) and value.dtype.kind in DTYPE_KINDS.get():
+        if isinstance(value, np.ndarray) and kernel_dtype(value.dtype):
             self.env[node] = buffer_value(self.add_buffer(Buffer(node.name, value.shape, value.dtype, "host")))
         else:
             self.env[node] = Constant(value)
@@ -321,7 +317,7 @@ class Lowerer:
             raise Unsupported("an argument exists only as a NumPy value")
         result = fn(self, node, args, kwargs)
         if isinstance(result, TensorValue):
-            if result.dtype.kind not in DTYPE_KINDS.get():
+            if not kernel_dtype(result.dtype):
                 raise Unsupported(f"dtype {result.dtype} has no kernel support")
             if meta is not None and isinstance(meta, TensorMeta) and tuple(meta.shape) != result.shape:
                 raise Unsupported(f"lowered shape {result.shape} differs from the recorded {meta.shape}")
@@ -447,7 +443,7 @@ class Lowerer:
         call: Any = ("method", node.target) if node.op == "call_method" else ("function", node.target)
         if node.op == "call_module":  # a loop node: the loop runs on the host, calling its body per iteration
             call = ("function", self.gm.get_attribute(node.target))
-        if isinstance(meta, TensorMeta) and meta.dtype.kind in DTYPE_KINDS.get() and meta.is_static:
+        if isinstance(meta, TensorMeta) and kernel_dtype(meta.dtype) and meta.is_static:
             buf = self.add_buffer(Buffer(self.fresh_name(node.name), tuple(meta.shape), meta.dtype, "host"))
             result = buf.name
             self.env[node] = buffer_value(buf)
@@ -756,16 +752,14 @@ def _leaves(value: Any) -> list[Any]:
 def lower_graph(gm: GraphModule, example_inputs: list[Any], supported_ops: frozenset[str],
                 check: Callable[[Expr], str | None] | None = None,
                 runs_as_numpy: Callable[[Node], str | None] | None = None,
-                costly: Callable[[Op], bool] | None = None, dtype_kinds: str = KERNEL_DTYPE_KINDS) -> Program:
+                costly: Callable[[Op], bool] | None = None, dtype_kinds: str = "biuf") -> Program:
     """Lower with restarts: each NeedsRealize adds the reductions' nodes to the forced set. `check`
     (optional) names a reason to refuse an expression: the node that made it then runs as NumPy code;
     it also asks for NumPy's exact warnings (scalar math as NumPy code, unread work realized).
     `runs_as_numpy` (optional) names the nodes a backend leaves to NumPy by choice, with why; `costly`:
-    ops worth storing rather than computing again after a NumPy step (realize_shared); `dtype_kinds`: the
-    dtype kinds kernels may hold (others stay NumPy values)."""
+    ops worth storing rather than computing again after a NumPy step (realize_shared); `dtype_kinds`: those kernels hold."""
     forced: set[str] = set()
-    token = DTYPE_KINDS.set(dtype_kinds)
-    try:
+    with kernel_dtype_kinds(dtype_kinds):
         for _ in range(MAX_RESTARTS):
             try:
                 return Lowerer(gm, example_inputs, supported_ops, forced, check, runs_as_numpy, costly).run()
@@ -773,8 +767,6 @@ def lower_graph(gm: GraphModule, example_inputs: list[Any], supported_ops: froze
                 if needs.origins <= forced:
                     raise
                 forced |= needs.origins
-    finally:
-        DTYPE_KINDS.reset(token)
     raise RuntimeError("lowering did not settle on which nodes to store")
 
 

@@ -13,8 +13,8 @@ import numpy as np
 from ...fx_ir import Node
 from ...fx_ir.ops import lookup_function
 from .exprs import Const, Expr, Op, cast, where
-from .lowering import DTYPE_KINDS, Lowerer, Unsupported, node_meta, rule
-from .values import TensorValue, broadcast_to, constant_value, sizes
+from .lowering import Lowerer, Unsupported, node_meta, rule
+from .values import TensorValue, broadcast_to, constant_value, kernel_dtype, sizes
 
 PY_SCALARS = (bool, int, float, complex)
 
@@ -56,8 +56,7 @@ def result_shape(node: Node, operands: list[Any]) -> tuple[int, ...]:
 
 def check_dtypes(*dtypes: np.dtype) -> None:
     for d in dtypes:
-        d = np.dtype(d)
-        if d.kind not in DTYPE_KINDS.get() or d.itemsize > (16 if d.kind == "c" else 8):
+        if not kernel_dtype(d) or np.dtype(d).itemsize > (16 if np.dtype(d).kind == "c" else 8):
             raise Unsupported(f"dtype {d} has no kernel support")
 
 

@@ -5,7 +5,9 @@ A TensorValue maps an index (one sympy expression per dimension) to a kernel IR 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +15,24 @@ import numpy as np
 import sympy
 
 from .exprs import Const, Expr, Load, stride_param
+
+# the dtype kinds the target's kernels hold while lower_graph runs (backend c: complex "c" too); values of
+# other dtypes stay NumPy values
+_DTYPE_KINDS: ContextVar[str] = ContextVar("kernel_dtype_kinds", default="biuf")
+
+
+@contextmanager
+def kernel_dtype_kinds(kinds: str) -> Iterator[None]:
+    token = _DTYPE_KINDS.set(kinds)
+    try:
+        yield
+    finally:
+        _DTYPE_KINDS.reset(token)
+
+
+def kernel_dtype(dtype: Any) -> bool:
+    """Whether the kernels being lowered hold values of `dtype`'s kind."""
+    return np.dtype(dtype).kind in _DTYPE_KINDS.get()
 
 Index = tuple[sympy.Expr, ...]
 

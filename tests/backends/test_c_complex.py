@@ -113,12 +113,16 @@ def test_python_complex_constants_and_real_arrays():
 
 
 def test_casts_between_complex_and_to_bool():
-    z = complex_values(300, "c16", seed=6)
-
+    """complex128 -> complex64 rounds each part (GCC 12 folded the round trip back to complex128 into the
+    value itself where the C built the complex from its parts with __real__/__imag__: a difference of 0 for
+    every element at -O2, for a loop's last element at -O3)."""
     def f(z):
         return z.astype(np.complex64) + 1, z.astype(np.complex64).astype(np.complex128) - z, z.astype(bool)
 
-    fused(run_both(f, z))
+    for n in (1, 300):
+        z = complex_values(n, "c16", seed=6)
+        fused(run_both(f, z))
+        fused(run_both(f, z, errstate={"all": "ignore"}))
 
 
 def test_what_stays_numpy_code():
