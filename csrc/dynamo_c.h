@@ -157,4 +157,8 @@ PyObject *compiled_function_set_reducer(PyObject *reducer);
 
 PyObject *native_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
+/* ---- allocator.c: the C library's allocator keeps freed memory for reuse ---------------------- */
+
+PyObject *keep_freed_memory(PyObject *module, PyObject *args);
+
 #endif /* DYNAMO_C_H */

@@ -174,6 +174,10 @@ static PyMethodDef module_methods[] = {
     {"set_turn_timer", py_set_turn_timer, METH_O,
      "set_turn_timer(fn): timed turns read the time from fn() (None: the monotonic clock); for tests"},
     {"clear_cache", py_clear_cache, METH_O, "clear_cache(code): drop its entries and SKIP mark"},
+    {"keep_freed_memory", keep_freed_memory, METH_VARARGS,
+     "keep_freed_memory(trim_threshold, mmap_threshold) -> bool: glibc's malloc serves blocks up to "
+     "mmap_threshold bytes from its heap and returns the heap's top only past trim_threshold (False: "
+     "not glibc, or refused)"},
     {"retime", (PyCFunction)(void (*)(void))py_retime, METH_FASTCALL,
      "retime(code, owner): owner's versions of code take their timed turns again (their code changed)"},
     {NULL},

@@ -40,8 +40,18 @@ def callback_for(backend: Any, fullgraph: bool, dynamic: bool | None) -> Convert
         # the tracer is imported with the first callback (`import dynamo` stays cheap)
         from .convert_frame import ConvertFrame
 
+        if not _callbacks:
+            _keep_freed_memory()
         _callbacks[key] = ConvertFrame(compiler, name, fullgraph, dynamic)
     return _callbacks[key]
+
+
+def _keep_freed_memory() -> None:
+    """Once, when the first function is compiled: config.keep_freed_memory."""
+    from . import _C, config
+
+    if config.keep_freed_memory:
+        _C.keep_freed_memory(64 << 20, 32 << 20)
 
 
 def compile(

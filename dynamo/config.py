@@ -208,3 +208,9 @@ tier_up_in_background: bool = os.environ.get("DYNAMO_TIER_UP_IN_BACKGROUND", "1"
 # stays on numpy (its compile would hold the background thread and its memory for tens of seconds).
 tier_up_seconds_per_op: float = 0.005
 tier_up_max_ops: int = int(os.environ.get("DYNAMO_TIER_UP_MAX_OPS", "1000"))
+
+# glibc's malloc keeps freed memory for reuse once something compiles (dynamo._C.keep_freed_memory):
+# blocks up to 32 MiB come from its heap, whose top is given back past 64 MiB, instead of NumPy's
+# temporaries of 128 KiB to 32 MiB being unmapped or trimmed at each free and faulted in again
+# (2-4x on chains of such arrays, compiled or not). It is the process's allocator: 0 leaves it alone.
+keep_freed_memory: bool = os.environ.get("DYNAMO_KEEP_FREED_MEMORY", "1") != "0"
