@@ -177,6 +177,17 @@ class VariableBuilder:
         self.guard(source, GuardKind.LEN_IS, len(value))
         return TupleVariable([self(v, ItemSource(source, i)) for i, v in enumerate(value)], source=source)
 
+    def wrap_set(self, value: set | frozenset, source: Source) -> VariableTracker:
+        from .dicts import hashes_in_python
+        from .sets import FrameSetGuards, SetVariable
+
+        check_container_size(len(value), f"a {type(value).__name__} read from the frame")
+        if any(hashes_in_python(element) for element in value):  # its guards and reads would hash them anew
+            unsupported(Category.UNSUPPORTED_VALUE, f"a {type(value).__name__} whose elements hash with the "
+                        "program's own __hash__ or __eq__")
+        self.guard(source, GuardKind.TYPE_IS, type(value))
+        return SetVariable(value, FrameSetGuards(self.output, source, value), source=source)
+
     def wrap_named_tuple(self, value: tuple, source: Source) -> VariableTracker:
         self.guard(source, GuardKind.TYPE_IS, type(value))  # a class: its length too
         return NamedTupleVariable([self(v, ItemSource(source, i)) for i, v in enumerate(value)], type(value),
@@ -404,6 +415,8 @@ _BY_TYPE: dict[type, Callable[[VariableBuilder, Any, Source], VariableTracker]] 
     tuple: VariableBuilder.wrap_tuple,
     list: VariableBuilder.wrap_list,
     dict: VariableBuilder.wrap_dict,
+    set: VariableBuilder.wrap_set,
+    frozenset: VariableBuilder.wrap_set,
     range: VariableBuilder.wrap_constant,
     slice: VariableBuilder.wrap_slice,
     types.ModuleType: VariableBuilder.wrap_module,
