@@ -151,6 +151,9 @@ def _trace_frame(frame: Any, backend: Any, backend_name: str, fullgraph: bool, t
         except BreakHere:
             assert reason is not None  # the translator stops at a break only when given one (break_at)
         except Unsupported as error:
+            if loops.pending_selections:  # it broke while `a[mask]` waited for its operand: read it eagerly
+                loops.eager_selections.update(loops.pending_selections)
+                continue
             if output.instructions_traced > config.trace_instruction_budget:
                 forced = unrolled_past_budget(loops)
                 if forced is not None:  # the retrace captures that short loop: its body traced once

@@ -80,6 +80,11 @@ class LoopRecords:
     plain_withs: set[tuple[types.CodeType, int]] = field(default_factory=set)
     # loops (code, index of FOR_ITER) that unrolled without array work: run in Python on retraces
     python_loops: set[tuple[types.CodeType, int]] = field(default_factory=set)
+    # `a[mask] op= v` (code, index of BINARY_SUBSCR) whose operand broke the graph or wrote memory:
+    # the selection is read where Python reads it on retraces (masked_updates.py)
+    eager_selections: set[tuple[types.CodeType, int]] = field(default_factory=set)
+    # per trace: the masked selections made and not yet stored back, with what was written when made
+    pending_selections: dict[tuple[types.CodeType, int], Any] = field(default_factory=dict)
 
     def key(self, code: types.CodeType, index: int) -> LoopKey:
         count = self.encounters.get((code, index), 0)
@@ -89,7 +94,8 @@ class LoopRecords:
     def next_trace(self) -> LoopRecords:
         """The records a retrace of the same frame starts with: the rejections carry over."""
         return LoopRecords(rejected=self.rejected, peeled=self.peeled, forced=self.forced,
-                           plain_withs=self.plain_withs, python_loops=self.python_loops)
+                           plain_withs=self.plain_withs, python_loops=self.python_loops,
+                           eager_selections=self.eager_selections)
 
     def report(self) -> list[str]:
         return [c.describe() for c in self.captured] + [r.describe() for r in self.rejected.values()]

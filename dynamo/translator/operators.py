@@ -13,6 +13,7 @@ from ..exc import Category, unsupported
 from ..variables.base import VariableTracker
 from ..variables.builtins import BuiltinVariable
 from ..variables.constant import ConstantVariable
+from ..variables.masked_updates import MaskedSelection, MaskedUpdate, augmented_update_follows, mask_selection
 from ..variables.sequences import SliceVariable
 from .core import InstructionTranslatorBase
 
@@ -47,7 +48,11 @@ class OperatorsMixin(InstructionTranslatorBase):
     def BINARY_OP(self, inst: Instr) -> None:
         right = self.pop()
         left = self.pop()
-        self.push(self.apply(BINARY_OPERATORS[inst.arg], left, right))
+        op = BINARY_OPERATORS[inst.arg]
+        if isinstance(left, MaskedSelection):  # `a[mask] op= v` (masked_updates.py)
+            self.push(left.update(self, op, right))
+            return
+        self.push(self.apply(op, left, right))
 
     def COMPARE_OP(self, inst: Instr) -> None:
         right = self.pop()
@@ -101,7 +106,8 @@ class OperatorsMixin(InstructionTranslatorBase):
     def BINARY_SUBSCR(self, inst: Instr) -> None:
         key = self.pop()
         container = self.pop()
-        self.push(self.apply(operator.getitem, container, key))
+        selection = mask_selection(self, container, key) if augmented_update_follows(self) else None
+        self.push(selection if selection is not None else self.apply(operator.getitem, container, key))
 
     def BINARY_SLICE(self, inst: Instr) -> None:
         stop = self.pop()
@@ -113,6 +119,10 @@ class OperatorsMixin(InstructionTranslatorBase):
         key = self.pop()
         container = self.pop()
         value = self.pop()
+        if isinstance(value, MaskedUpdate) and value.store(self, container, key):
+            return
+        if isinstance(value, (MaskedSelection, MaskedUpdate)):
+            unsupported(Category.DATA_DEPENDENT_SHAPE, f"storing {value.describe()} elsewhere")
         container.setitem(self, key, value)
 
     def STORE_SLICE(self, inst: Instr) -> None:
