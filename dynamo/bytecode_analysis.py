@@ -125,8 +125,12 @@ def _reads_writes(inst: Instr, cells: frozenset[str] = frozenset()) -> tuple[set
 
 
 # Bytecode that code objects were assembled from (resume functions): parsing them back would
-# give the same instructions, at the price of the dearest step of a graph break.
+# give the same instructions, at the price of the dearest step of a graph break. Only the latest
+# _ASSEMBLED_KEPT: a resume function is analyzed when it is compiled, soon after it is made or never
+# (config.defer_resume_compiles: most run once as Python), and every item kept alive is walked by each
+# gc.collect() of the program.
 _assembled_from: dict[types.CodeType, Bytecode] = {}
+_ASSEMBLED_KEPT = 64
 # resume code -> (the code its body is copied from, index shift of that body, its prologue length)
 _derived_from: dict[types.CodeType, tuple[types.CodeType, int, int]] = {}
 _CACHE = dis.opmap["CACHE"]
@@ -142,6 +146,8 @@ def derived_from(code: types.CodeType, original: types.CodeType, shift: int, pro
 def assembled_from(code: types.CodeType, source: Bytecode) -> None:
     """`code` is `source.to_code()`: its analysis may start from `source` instead of a parse."""
     _assembled_from[code] = source
+    if len(_assembled_from) > _ASSEMBLED_KEPT:
+        del _assembled_from[next(iter(_assembled_from))]  # the oldest: parsed if it is ever analyzed
 
 
 # The parse and analysis caches serve a frame's chain of resume functions (each analysis reads the

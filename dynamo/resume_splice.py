@@ -55,7 +55,10 @@ class Body:
     tables: tuple  # its constants and names as the assembler looks them up (assembler.seed_tables)
 
 
+# the latest _BODIES_KEPT originals' bodies (a frame's resume functions are made while its breaks are
+# compiled, close together; every line entry kept alive is walked by each gc.collect() of the program)
 _bodies: dict[types.CodeType, Body | None] = {}
+_BODIES_KEPT = 64
 
 
 def clear_cache() -> None:
@@ -68,6 +71,8 @@ def body_of(original: types.CodeType, items: list, first: int, instructions: int
     what one byte holds, an unexpected layout)."""
     if original not in _bodies:
         _bodies[original] = _make_body(original, items, first, instructions, stacksize)
+        if len(_bodies) > _BODIES_KEPT:
+            del _bodies[next(iter(_bodies))]
     return _bodies[original]
 
 

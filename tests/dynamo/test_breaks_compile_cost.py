@@ -260,3 +260,21 @@ def test_the_check_of_spliced_code_finds_a_difference():
     other = code.replace(co_linetable=bytes(len(code.co_linetable)))
     with pytest.raises(AssertionError, match="instructions of"):
         resume_splice.same_behaviour(other, code)
+
+
+def test_what_made_resume_functions_keeps_is_bounded():
+    """Most resume functions are never analyzed (deferred ones run once as Python): the bytecode they
+    were assembled from and the bodies spliced into them are kept for the latest 64 only, since every
+    gc.collect() of the program walks each item kept."""
+    from dynamo import bytecode_analysis, resume_splice
+
+    functions = []
+    for i in range(80):  # a code object each
+        namespace = {"_opaque": _opaque}
+        exec(f"def breaks_{i}(a):\n    b = a + {i}\n    _opaque(b)\n    return b * 2\n", namespace)  # noqa: S102
+        functions.append(namespace[f"breaks_{i}"])
+    with dynamo.config.patch(defer_resume_compiles=True, compile_generated_code=True), dynamo.enable(backend="eager"):
+        results = [fn(1.0) for fn in functions]
+    assert results == [(1.0 + i) * 2 for i in range(80)]
+    assert 0 < len(bytecode_analysis._assembled_from) <= 64
+    assert 0 < len(resume_splice._bodies) <= 64
