@@ -246,8 +246,9 @@ def unrolled_past_op_limit(output: Any, records: LoopRecords) -> list[LoopKey]:
     limit = graph_op_limit(output.backend)
     if limit is None or not records.unrolled or len(records.forced) >= MOST_FORCED:
         return []
-    ops = sum(1 for graph in [output.root_graph, *(loop.body.graph for loop in output.submodules.values())]
-              for node in graph.nodes if node.op not in ("placeholder", "output", "get_attr"))
+    graphs = [output.root_graph, *(value.graph for module in output.submodules.values()  # loop bodies, cond arms
+                                   for value in vars(module).values() if isinstance(value, GraphModule))]
+    ops = sum(1 for graph in graphs for node in graph.nodes if node.op not in ("placeholder", "output", "get_attr"))
     if ops <= limit:
         return []
     return [key for key, _ in records.unrolled if key not in records.forced and key not in records.rejected]
@@ -319,7 +320,7 @@ class _LoopCapture:
                     for name, counter in counters.items():
                         tx.symbolic_locals[name] = value_of(tx, counter.at(done))
                 tx.push(_IterationMarker())
-                head_depth = len(tx.stack)
+                head_depth, bodies = len(tx.stack), len(output.loops.bodies)
                 small = self._index_small if self._int_bounds() else None
                 index = LoopIndexVariable(output, self._index_symbol, node=self.index_node, make_small=small)
                 self.iterating = True
@@ -327,8 +328,10 @@ class _LoopCapture:
                 try:
                     tx.push(self.plan.item(tx, index))
                     tx.ip = self.for_ip + 1
+                    output.loops.bodies.append((tx, self.for_ip + 1, self.exit_ip, self.for_ip))
                     self._trace_one_iteration(head_depth)
                 finally:
+                    del output.loops.bodies[bodies:]
                     self.iterating = False
                     output.loops.unmade_indices.remove(small or self._index_symbol)
                     output.loops.capturing.pop(self.symbol_name, None)

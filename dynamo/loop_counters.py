@@ -47,15 +47,28 @@ class Counter:
 def find_counters(tx: "Tx", names: list[str], body_start: int, body_end: int) -> dict[str, Counter]:
     """The carried locals among `names` that hold a Python int before the loop and that the body
     only ever adds an int literal to."""
+    from .branch_capture import body_post_dominators
+
     found: dict[str, Counter] = {}
+    every_iteration: frozenset[int] = frozenset()  # the instructions each iteration runs (no branch skips them)
     for name in names:
         initial = _int_value(tx.symbolic_locals.get(name))
         if initial is None:
             continue
         step = _literal_step(tx, name, body_start, body_end)
-        if step is not None:
+        if step is None:
+            continue
+        if not every_iteration:
+            every_iteration = body_post_dominators(tx, body_start, body_end, body_start - 1)[body_start]
+        if all(index in every_iteration for index in _stores(tx, name, body_start, body_end)):
             found[name] = Counter(name, initial, step)
     return found
+
+
+def _stores(tx: "Tx", name: str, start: int, end: int) -> list[int]:
+    """The indexes of the instructions in [start, end) that assign the local `name`."""
+    return [index for index in range(start, end) if tx.instructions[index].name in LOCAL_STORES
+            and name in (arg if isinstance(arg := tx.instructions[index].arg, tuple) else (arg,))]
 
 
 def _int_value(value: VariableTracker | None) -> Any:

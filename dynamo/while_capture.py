@@ -81,9 +81,13 @@ class _WhileCapture(_LoopCapture):
             self.proxies = trace.proxies
             self.int_bounds: dict[str, int] = {}
             trace.start()
-            depth = len(tx.stack)
+            depth, bodies = len(tx.stack), len(output.loops.bodies)
             tx.ip = self.head
-            self._trace_to_bottom()
+            output.loops.bodies.append((tx, self.head, self.bottom, self.bottom))
+            try:
+                self._trace_to_bottom()
+            finally:
+                del output.loops.bodies[bodies:]
             if len(tx.stack) != depth:
                 raise NotCaptured("the body leaves values on the stack")
             try:

@@ -3,6 +3,7 @@
 Installed as dynamo.fx_ir; it imports nothing from dynamo or backends.
 """
 from .codegen import CodeGen, PythonCode
+from .cond import Cond, cond_of
 from .effects import is_impure_node, is_random, mark_impure
 from .fingerprint import canonical_form, fingerprint
 from .graph import NO_DEFAULT, Graph
@@ -17,6 +18,7 @@ from .tensor_meta import TensorMeta
 __all__ = [
     "NO_DEFAULT",
     "CodeGen",
+    "Cond",
     "ForLoop",
     "WhileLoop",
     "Graph",
@@ -29,6 +31,7 @@ __all__ = [
     "ShapeProp",
     "TensorMeta",
     "canonical_form",
+    "cond_of",
     "count_loops",
     "fingerprint",
     "is_impure_node",

@@ -160,6 +160,9 @@ def _is_impure_module_call(node: Node) -> bool:
         callee = owner.get_attribute(node.target)
     except AttributeError:
         return True
+    arms = getattr(callee, "arms", None)  # a Cond: impure when either arm is
+    if arms is not None:
+        return any(n.is_impure() for arm in arms for n in arm.graph.nodes if n.op not in ("placeholder", "output"))
     subgraph = getattr(callee, "graph", None)
     if subgraph is not None and hasattr(subgraph, "nodes"):
         return any(n.is_impure() for n in subgraph.nodes if n.op not in ("placeholder", "output"))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .graph_module import GraphModule
+from .cond import Cond
 from .loops import ForLoop, WhileLoop
 from .node import Node
 from .printing import to_dot
@@ -73,6 +74,9 @@ def _callee(encoder: _Encoder, callee: Any, include_meta: bool) -> str:
         return "module:" + fingerprint(callee, include_meta=include_meta)
     if isinstance(callee, ForLoop):  # the body's program, not the description or the body a backend installed
         return f"for_loop({callee.num_carried}):" + fingerprint(callee.body, include_meta=include_meta)
+    if isinstance(callee, Cond):
+        return (f"cond({callee.num_results}):" + fingerprint(callee.if_true, include_meta=include_meta) + "|"
+                + fingerprint(callee.if_false, include_meta=include_meta))
     if isinstance(callee, WhileLoop):
         return f"while_loop({callee.num_carried}):" + fingerprint(callee.body, include_meta=include_meta)
     return encoder.value(callee)

@@ -74,7 +74,8 @@ def _check_names(nodes: list[Node]) -> None:
 
 
 def _check_targets(graph: Graph, nodes: list[Node]) -> None:
-    from .loops import loop_of  # loops imports graph_module, which imports graph, which imports this lazily
+    from .cond import cond_of  # cond and loops import graph_module, which imports graph, which imports this lazily
+    from .loops import loop_of
 
     owner = graph.owning_module
     seen_default = False
@@ -102,10 +103,10 @@ def _check_targets(graph: Graph, nodes: list[Node]) -> None:
             raise _fail(node, f"the owning module has no attribute {target!r}",
                         f"add it first (gm.set_attribute({target!r}, value)) or fix the target path")
         if node.op == Opcode.CALL_MODULE and owner is not None:
-            loop = loop_of(node)
-            problem = loop.check_call(node) if loop is not None else None
+            callee = loop_of(node) or cond_of(node)
+            problem = callee.check_call(node) if callee is not None else None
             if problem is not None:
-                raise _fail(node, problem, "build loop nodes as fx_ir/README.md describes (Loops)")
+                raise _fail(node, problem, "build loop and cond nodes as fx_ir/README.md describes (Loops, Branches)")
         if node.op == Opcode.CALL_METHOD and (not node.args or not isinstance(node.target, str)):
             raise _fail(node, "a call_method node needs its receiver as args[0]", "pass (receiver, *args) as args")
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ...fx_ir import ForLoop, TensorMeta, WhileLoop, loop_of
+from ...fx_ir import ForLoop, TensorMeta, WhileLoop, cond_of, loop_of
 from . import ufunc_loops
 from .codegen import CALL_MACROS
 from .emitters import with_nan_safe_helpers
@@ -208,15 +208,64 @@ class LoopWriter:
                 if test is not None:
                     self.lines.append(f"cond = {test};")
                 continue
-            if node.op == "call_module":
+            self.statement(node)
+
+    def statement(self, node: Any) -> None:
+        """One node of a body or of a branch's arm into self.lines."""
+        if node.op == "call_module":
+            if cond_of(node) is not None:
+                self.branch(node)
+            else:
                 self.nested_loop(node)
-                continue
-            if node.op == "call_method" and node.target in METHOD_LOWERINGS and not node.kwargs:
-                METHOD_LOWERINGS[node.target](self, node)
-                continue
-            if node.op != "call_function":
-                raise Refused(f"{node.op} {node.target} in the body")
-            self.lower(node)
+            return
+        if node.op == "call_method" and node.target in METHOD_LOWERINGS and not node.kwargs:
+            METHOD_LOWERINGS[node.target](self, node)
+            return
+        if node.op != "call_function":
+            raise Refused(f"{node.op} {node.target} in the body")
+        self.lower(node)
+
+    def branch(self, node: Any) -> None:
+        """A cond node as C `if`/`else`: only the chosen arm runs (its stores, flags and index errors),
+        its results assigned to C locals declared before the `if`."""
+        cond = cond_of(node)
+        assert cond is not None
+        test = self.truth(node.args[0])
+        operands = [(a, *self.operand(a)) for a in node.args[1:]]
+        outer_lines, outer_views, outer_scope = self.lines, dict(self.vec.views), self.vec.scope
+        results: list[tuple[str, str, Any]] = []  # (C variable, kind, Python type) of each result
+        arms = []
+        for arm in cond.arms:
+            self.lines, self.vec.views = [], dict(outer_views)
+            self.vec.scopes += 1  # an array expression of one arm is not read after it
+            self.vec.scope = self.vec.scopes
+            placeholders = [n for n in arm.graph.nodes if n.op == "placeholder"]
+            for target, (value, e, kind) in zip(placeholders, operands):
+                self.bind(target, e, kind, self.ptype(value))
+            for inner in arm.graph.nodes:
+                if inner.op not in ("placeholder", "output"):
+                    self.statement(inner)
+            output = arm.graph.output_node
+            assert output is not None
+            for k, r in enumerate(output.args[0]):
+                e, kind = self.operand(r)
+                if kind not in (INT, FLOAT) or self.ptype(r) in (bool, np.bool_):
+                    raise Refused("a branch whose result is not a number")
+                if len(results) <= k:
+                    results.append((self.var("b"), kind, self.ptype(r)))
+                elif results[k][1:] != (kind, self.ptype(r)):
+                    raise Refused("a branch whose arms give a result different types")
+                self.lines.append(f"{results[k][0]} = {e};")
+            arms.append(self.lines)
+        self.lines, self.vec.views, self.vec.scope = outer_lines, outer_views, outer_scope
+        self.vec.epoch += 1  # an arm may have stored
+        self.lines.extend(f"{'double' if kind == FLOAT else 'int64_t'} {var};" for var, kind, _ in results)
+        self.lines.append(f"if ({test}) {{")
+        self.lines.extend("    " + line for line in arms[0])
+        self.lines.append("} else {")
+        self.lines.extend("    " + line for line in arms[1])
+        self.lines.append("}")
+        self.loop_results[node] = [(var, ptype) for var, _, ptype in results]
 
     def truth(self, value: Any) -> str:
         """C test of Python's truth of a while loop's condition: an int, a float or a comparison's bool."""
@@ -440,17 +489,26 @@ class LoopWriter:
             self.lines.append(f"int64_t {var} = ({a}) / INT64_C({divisor}) - ({r} < 0);")
         self.bind(node, var, INT, int)
 
-    def int_extremum(self, node: Any) -> None:
-        """Builtin max or min of ints (x[max(i - 1, 0)]): equal ints, so which one is returned is moot."""
+    def extremum(self, node: Any) -> None:
+        """Builtin max or min of ints (x[max(i - 1, 0)]) or of float64 scalars of one type, in Python's
+        order: the first operand unless a later one compares greater (less), quietly, so that a NaN is
+        kept where it comes first and passed over where it comes later."""
         operands = [self.operand(a) for a in node.args]
-        if len(operands) < 2 or any(k != INT for _, k in operands):
-            raise Refused(f"{node.target.__name__} of values other than ints")
-        pick = ">" if node.target is builtins.max else "<"
+        kinds = {k for _, k in operands}
+        ptypes = {self.ptype(a) for a in node.args}
+        if len(operands) < 2 or not (kinds == {INT} or kinds == {FLOAT} and len(ptypes) == 1):
+            raise Refused(f"{node.target.__name__} of values other than ints or float64 scalars of one type")
         var = self.var("x")
-        self.lines.append(f"int64_t {var} = {operands[0][0]};")
-        for e, _ in operands[1:]:
-            self.lines.append(f"if (({e}) {pick} {var}) {var} = {e};")
-        self.bind(node, var, INT, int)
+        if kinds == {INT}:
+            pick = ">" if node.target is builtins.max else "<"
+            self.lines.append(f"int64_t {var} = {operands[0][0]};")
+            self.lines.extend(f"if (({e}) {pick} {var}) {var} = {e};" for e, _ in operands[1:])
+            self.bind(node, var, INT, int)
+            return
+        pick = QUIET_COMPARE[">" if node.target is builtins.max else "<"]
+        self.lines.append(f"double {var} = {operands[0][0]};")
+        self.lines.extend(f"if ({pick}(({e}), {var})) {var} = {e};" for e, _ in operands[1:])
+        self.bind(node, var, FLOAT, ptypes.pop())
 
     def neg(self, node: Any) -> None:
         var = self.var("x")
@@ -545,9 +603,10 @@ class LoopWriter:
 VECTOR_OPERATORS = {operator.floordiv: "floor_divide", operator.mod: "remainder", operator.and_: "bitwise_and",
                     operator.or_: "bitwise_or", operator.xor: "bitwise_xor", operator.lshift: "left_shift",
                     operator.rshift: "right_shift", operator.invert: "invert"}
-# int operations on the loop variable and other ints (an operand that is an array takes the vector path)
+# int operations on the loop variable and other ints, max and min of float64 scalars too (an operand
+# that is an array takes the vector path)
 INT_ONLY = {operator.mod: LoopWriter.int_division, operator.floordiv: LoopWriter.int_division,
-            builtins.max: LoopWriter.int_extremum, builtins.min: LoopWriter.int_extremum}
+            builtins.max: LoopWriter.extremum, builtins.min: LoopWriter.extremum}
 INPLACE = {operator.iadd, operator.isub, operator.imul, operator.itruediv}
 COMPARE = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",
            operator.ne: "!="}

@@ -8,7 +8,7 @@ import operator
 from bytecode import Instr
 
 from .. import bytecode_compat as compat
-from .. import loop_capture, python_loops, while_capture
+from .. import branch_capture, loop_capture, python_loops, while_capture
 from ..exc import Category, unsupported
 from ..variables.base import VariableTracker
 from ..variables.builtins import BuiltinVariable
@@ -34,6 +34,8 @@ class ControlFlowMixin(InstructionTranslatorBase):
         condition = self.pop()
         if while_capture.capture_while(self, inst, condition, jump_when):
             return  # the whole `while` loop is one loop node, and the translator after it
+        if branch_capture.capture_branch(self, inst, condition, jump_when):
+            return  # both arms are one cond node of the loop body, and the translator where they meet
         if self.branch_condition(condition) == jump_when:
             self.jump(inst.arg)
 

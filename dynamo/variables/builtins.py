@@ -412,6 +412,8 @@ def _extremum(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
 
     def pick(tx: "Tx", /, *args: VariableTracker, key: VariableTracker | None = None,
              default: VariableTracker | None = None) -> VariableTracker | None:
+        if len(args) > 1 and no_key(key) and default is None and (same := _scalar_extremum(tx, fn, args)) is not None:
+            return same
         if not args or _involves_array(list(args), {}) and len(args) > 1:
             return None  # np.maximum-like pairs of arrays: the generic rules (graph) decide
         items = list(args) if len(args) > 1 else args[0].unpack(tx)
@@ -435,6 +437,21 @@ def _extremum(fn: Callable[..., Any]) -> Callable[..., VariableTracker | None]:
             unsupported(Category.EXCEPTION, f"{fn.__name__}() raises TypeError: {error}")
 
     return pick
+
+
+def _scalar_extremum(tx: "Tx", fn: Callable[..., Any], args: tuple[VariableTracker, ...]) -> VariableTracker | None:
+    """max(a, b) of NumPy scalars of one dtype computed in the graph: a node calling the builtin itself
+    (Python's order: the first item unless a later one compares greater, so NaN's place decides), whose
+    result has that dtype whichever item it is. None for anything else."""
+    from .arrays import ArrayVariable
+
+    scalars = [a for a in args if type(a) is ArrayVariable and a.meta.scalar and not a.node.meta.get("device")
+               and not a.node.meta.get("array_type")]
+    if len(scalars) != len(args) or any(a.meta.dtype != scalars[0].meta.dtype for a in scalars):
+        return None
+    meta = scalars[0].meta
+    node = tx.output.create_node("call_function", fn, tuple(a.node for a in scalars), {}, meta)
+    return ArrayVariable(node, meta, frozenset())
 
 
 def _sum(tx: "Tx", iterable: VariableTracker, /, start: VariableTracker | None = None) -> VariableTracker | None:
