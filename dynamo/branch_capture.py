@@ -9,7 +9,9 @@ runs as before.
 """
 from __future__ import annotations
 
+import contextlib
 import operator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .exc import Category, unsupported
@@ -17,7 +19,9 @@ from .fx_ir.cond import Cond
 from .fx_ir.graph import Graph
 from .fx_ir.graph_module import GraphModule
 from .fx_ir.node import Node, map_arg
+from .fx_ir.lazy_sympy import sympy
 from .loop_body import carried_argument, carried_meta, is_int
+from .shapes.loop_symbols import LoopBounds, SmallLoop
 from .variables.arrays import ArrayVariable
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable
@@ -38,7 +42,7 @@ def capture_branch(tx: "Tx", inst: "Instr", condition: VariableTracker, jump_whe
     jump_ip = tx.ip - 1
     if region is None or region[0] is not tx or not region[1] <= jump_ip < region[2] or not is_graph_condition(condition):
         return False
-    _, first, end, sink = region
+    _, first, end, sink, _ = region
     merge = _merge_point(tx, jump_ip, first, end, sink)
     if merge is None:
         unsupported(Category.DATA_DEPENDENT_BRANCH, "a branch of the loop body whose arms do not meet again "
@@ -47,8 +51,10 @@ def capture_branch(tx: "Tx", inst: "Instr", condition: VariableTracker, jump_whe
         tx.symbolic_locals[name] = tx.realize(value)
     target = tx.label_targets[inst.arg]
     taken, fallthrough = (target, jump_ip + 1) if jump_when else (jump_ip + 1, target)
-    if_true = _Arm(tx, taken, merge, first, end)
-    if_false = _Arm(tx, fallthrough, merge, first, end)
+    with _assuming(tx, condition, True):
+        if_true = _Arm(tx, taken, merge, first, end)
+    with _assuming(tx, condition, False):
+        if_false = _Arm(tx, fallthrough, merge, first, end)
     _merge(tx, condition, if_true, if_false)
     tx.ip = merge
     return True
@@ -84,6 +90,57 @@ def body_post_dominators(tx: "Tx", first: int, end: int, sink: int) -> dict[int,
             if new != post[n]:
                 post[n], changed = new, True
     return post
+
+
+# a comparison `d op 0` as `e >= 0`, and its negation (the other arm's)
+_AS_NONNEGATIVE = {operator.ge: lambda d: d, operator.gt: lambda d: d - 1, operator.le: lambda d: -d,
+                   operator.lt: lambda d: -d - 1}
+_NEGATED = {operator.ge: operator.lt, operator.gt: operator.le, operator.le: operator.gt, operator.lt: operator.ge}
+
+
+@contextlib.contextmanager
+def _assuming(tx: "Tx", condition: VariableTracker, holds: bool) -> Iterator[None]:
+    """While an arm is traced: the bounds of a loop variable narrowed to the iterations that take it,
+    where the branch compares that variable (coefficient 1 or -1) with an int (`if j - 1 >= 0`: j >= 1
+    in the true arm, so `a[j - 1]` there needs no negative index). Bounds of ints only."""
+    relation = getattr(condition, "relation", None)
+    env = tx.output.shape_env
+    narrowed = None
+    if relation is not None and relation[0] in _AS_NONNEGATIVE:
+        fn, difference = relation
+        expr = sympy.expand(_AS_NONNEGATIVE[fn if holds else _NEGATED[fn]](difference))
+        symbols = [s for s in expr.free_symbols if s in env.loop_bounds]
+        if len(symbols) == 1 and len(expr.free_symbols) == 1:
+            narrowed = _narrow(env, symbols[0], expr)
+    if narrowed is None:
+        yield
+        return
+    symbol, bounds, small = narrowed
+    try:
+        yield
+    finally:
+        env.loop_bounds[symbol] = bounds
+        if small is not None:
+            env.small_loops[str(symbol)] = small
+
+
+def _narrow(env: Any, symbol: Any, expr: Any) -> tuple[Any, LoopBounds, SmallLoop | None] | None:
+    """Narrow `symbol`'s bounds to where expr >= 0 (expr = c * symbol + r, c = +-1, r an int); the
+    bounds it had, to put back. None where that is not so, or no iteration is left."""
+    bounds = env.loop_bounds[symbol]
+    slope, rest = expr.coeff(symbol), expr - expr.coeff(symbol) * symbol
+    if slope not in (1, -1) or not rest.is_Integer or not all(isinstance(b, int) or getattr(b, "is_Integer", False)
+                                                              for b in (bounds.lower, bounds.upper)):
+        return None
+    lower, upper = int(bounds.lower), int(bounds.upper)
+    lower, upper = (max(lower, -int(rest)), upper) if slope == 1 else (lower, min(upper, int(rest)))
+    if lower > upper:
+        return None
+    small = env.small_loops.get(str(symbol))
+    env.loop_bounds[symbol] = LoopBounds(symbol, lower, upper, bounds.name)
+    if small is not None:
+        env.small_loops[str(symbol)] = SmallLoop(lower, upper, small.name, small.make_sympy)
+    return symbol, bounds, small
 
 
 class _Arm:

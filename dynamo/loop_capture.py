@@ -328,7 +328,7 @@ class _LoopCapture:
                 try:
                     tx.push(self.plan.item(tx, index))
                     tx.ip = self.for_ip + 1
-                    output.loops.bodies.append((tx, self.for_ip + 1, self.exit_ip, self.for_ip))
+                    output.loops.bodies.append((tx, self.for_ip + 1, self.exit_ip, self.for_ip, self.symbol_name))
                     self._trace_one_iteration(head_depth)
                 finally:
                     del output.loops.bodies[bodies:]

@@ -74,9 +74,9 @@ class LoopRecords:
     encounters: dict[tuple[types.CodeType, int], int] = field(default_factory=dict)
     depth: int = 0  # loop bodies being traced right now
     # per trace: the bodies being traced now, innermost last, as (translator, first index, end index,
-    # index that ends an iteration): a branch on a run-time value in [first, end) becomes a cond node
-    # of the body (branch_capture.py)
-    bodies: list[tuple[Any, int, int, int]] = field(default_factory=list)
+    # index that ends an iteration, the loop variable's symbol name or None): a branch on a run-time
+    # value in [first, end) becomes a cond node of the body (branch_capture.py)
+    bodies: list[tuple[Any, int, int, int, str | None]] = field(default_factory=list)
     # per trace: the loops being captured whose variable has no symbol yet, each as the function that
     # makes it (a body trace nested in theirs makes them first, as its state is saved when it starts)
     unmade_indices: list[Callable[[], Any]] = field(default_factory=list)

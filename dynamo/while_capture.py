@@ -83,7 +83,7 @@ class _WhileCapture(_LoopCapture):
             trace.start()
             depth, bodies = len(tx.stack), len(output.loops.bodies)
             tx.ip = self.head
-            output.loops.bodies.append((tx, self.head, self.bottom, self.bottom))
+            output.loops.bodies.append((tx, self.head, self.bottom, self.bottom, None))
             try:
                 self._trace_to_bottom()
             finally:

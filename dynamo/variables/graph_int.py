@@ -56,6 +56,8 @@ class GraphIntVariable(RuntimeValueVariable):
         self.kind = kind
         self.bound = bound
         self.carried = carried
+        # a bool comparing loop variables: (operator, left - right as sympy), what a branch's arms assume
+        self.relation: tuple[Any, Any] | None = None
 
     def python_type(self) -> type:
         return self.kind

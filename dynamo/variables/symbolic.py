@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from ..fx_ir.lazy_sympy import is_sympy, sympy
+from ..fx_ir.lazy_sympy import forbidden, is_sympy, sympy
 
 from ..fx_ir import int_expr
 from ..fx_ir.int_expr import IntExpr
 from ..fx_ir.ops import symbolic as sizes
 from ..shapes import loop_symbols
+from ..exc import Unsupported
 from ..fx_ir.tensor_meta import TensorMeta
 from .base import VariableTracker
 from .constant import ConstantVariable
@@ -95,6 +96,9 @@ class RuntimeValueVariable(VariableTracker):
 
     def has_attribute(self, tx: "Tx", name: str) -> bool:
         return hasattr(self.python_type(), name)
+
+
+_ORDERINGS = frozenset({operator.lt, operator.le, operator.gt, operator.ge})
 
 
 class SymbolicIntVariable(RuntimeValueVariable):
@@ -169,7 +173,33 @@ class SymbolicIntVariable(RuntimeValueVariable):
     # ---- arithmetic and comparisons ----------------------------------------------------------------
     def apply_operator(self, tx: "Tx", fn: Any, args: list[VariableTracker], position: int) -> VariableTracker | None:
         """Integer operators stay symbolic; None (the generic rules: folding, which specializes,
-        or the graph for an array operand) for everything else."""
+        or the graph for an array operand) for everything else. A comparison whose answer changes
+        with the variable of the innermost loop being captured (`if j - 1 >= 0` in the loop over j,
+        `if i > j`) is a bool the body computes, which a branch of the body tests (branch_capture.py)."""
+        if fn not in _ORDERINGS or not self.output.loops.bodies or forbidden():
+            # orderings only: `if i % 50 == 0` (print every 50 steps) stays a question the small forms
+            # answer without sympy, the bool node needing the sizes as sympy expressions
+            return self._apply_operator(tx, fn, args, position)
+        try:
+            return self._apply_operator(tx, fn, args, position)
+        except Unsupported as error:
+            # the innermost loop's variable among them: a question of outer loops' variables only
+            # makes the outermost of those run as before instead (loop_capture.DependsOnOuterLoop)
+            symbols: frozenset = getattr(error, "loop_symbols", frozenset())
+            capturing = self.output.loops.capturing
+            if not all(s in capturing for s in symbols) or self.output.loops.bodies[-1][4] not in symbols:
+                raise
+        from .graph_int import GraphIntVariable, graph_argument, graph_int_meta
+
+        node = self.output.create_node("call_function", fn, tuple(graph_argument(a) for a in args), {},
+                                       graph_int_meta())
+        result = GraphIntVariable(self.output, node, kind=bool, bound=1)
+        operands = [_size_of(a) for a in args]
+        if all(o is not None for o in operands):  # what each arm of a branch on it may assume
+            result.relation = (fn, sympy.expand(sympy.sympify(operands[0]) - operands[1]))
+        return result
+
+    def _apply_operator(self, tx: "Tx", fn: Any, args: list[VariableTracker], position: int) -> VariableTracker | None:
         if fn in (operator.eq, operator.ne) and len(args) == 2 and _never_equal(*args):
             return ConstantVariable(fn is operator.ne)  # n == None, n != "a": no value needed
         small = self._small_operator(fn, args)

@@ -11,7 +11,7 @@ import pytest
 import c_helpers
 import dynamo
 from test_c_loops import native_runs, run_both
-from tests.dynamo.test_loops_branches import CASES, inputs, newton_with_damping
+from tests.dynamo.test_loops_branches import CASES, INDEX_CASES, inputs, newton_with_damping
 
 pytestmark = c_helpers.needs_compiler
 
@@ -53,3 +53,9 @@ def test_only_the_arm_that_runs_raises_its_warnings():
         plain, plain_warnings = warned(scale_huge, (a, np.zeros_like(a)))
         assert c_helpers.bits(ours) == c_helpers.bits(plain)
         assert our_warnings == plain_warnings
+
+
+@pytest.mark.parametrize("fn, make", INDEX_CASES, ids=[c[0].__name__ for c in INDEX_CASES])
+def test_a_branch_on_loop_variables_runs_as_c(fn, make):
+    rec = run_both(fn, [make(0), make(1)])
+    assert native_runs(rec) == [2]

@@ -192,3 +192,40 @@ def test_builtin_max_and_min_keep_pythons_nan_order(backend):
     a = inputs(5)
     a[1::7] = np.nan
     check(neighbour_extremes, backend, [(a, np.zeros_like(a)), (a[::-1].copy(), np.ones_like(a))])
+
+
+def lower_triangle(a, out):
+    n = a.shape[0]
+    for i in range(n):
+        for j in range(n):
+            if i > j:  # the variables of two captured loops
+                out[i, j] = a[i, j] * 2.0
+            else:
+                out[i, j] = a[j, i]
+    return out
+
+
+def with_left_neighbour(a, out):
+    for j in range(a.shape[0]):
+        if j - 1 >= 0:  # the true arm may read a[j - 1]: j >= 1 there
+            out[j] = a[j] + a[j - 1]
+        else:
+            out[j] = a[j]
+    return out
+
+
+INDEX_CASES = [(lower_triangle, lambda seed: (inputs(seed, 900).reshape(30, 30), np.zeros((30, 30)))),
+               (with_left_neighbour, lambda seed: (inputs(seed), np.zeros(300)))]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn, make", INDEX_CASES, ids=[c[0].__name__ for c in INDEX_CASES])
+def test_a_branch_on_loop_variables_is_a_cond_of_the_body(fn, make, backend):
+    check(fn, backend, [make(0), make(1)])
+    counter = NativeLoopsCounter()
+    check(fn, counter, [make(0)])
+    (graph,) = counter.graphs
+    (loop,) = [loop_of(n) for n in graph.graph.nodes if loop_of(n) is not None]
+    inner = [loop_of(n) for n in loop.body.graph.nodes if loop_of(n) is not None]
+    body = inner[0].body if inner else loop.body
+    assert [cond_of(n) is not None for n in body.graph.nodes].count(True) == 1
