@@ -47,8 +47,6 @@ def capture_branch(tx: "Tx", inst: "Instr", condition: VariableTracker, jump_whe
     if merge is None:
         unsupported(Category.DATA_DEPENDENT_BRANCH, "a branch of the loop body whose arms do not meet again "
                     "before the loop ends (a break or a return in one arm)")
-    for name, value in list(tx.symbolic_locals.items()):  # realized once, the same object after either arm
-        tx.symbolic_locals[name] = tx.realize(value)
     target = tx.label_targets[inst.arg]
     taken, fallthrough = (target, jump_ip + 1) if jump_when else (jump_ip + 1, target)
     with _assuming(tx, condition, True):
@@ -184,6 +182,21 @@ def _same(a: VariableTracker | None, b: VariableTracker | None) -> bool:
     return False
 
 
+def _realized(tx: "Tx", a: VariableTracker | None, b: VariableTracker | None) -> tuple[Any, Any]:
+    """A frame value one arm read (and so wrapped) and the other did not touch is the wrapped value
+    after both; other values not yet wrapped are wrapped now (only where the arms differ, so that a
+    local neither arm reads gets no guard)."""
+    from .translator.core import LazyVariable  # the translator imports this module
+
+    if a is b:
+        return a, b
+    for lazy, other in ((a, b), (b, a)):
+        if isinstance(lazy, LazyVariable) and other is not None and not isinstance(other, LazyVariable) \
+                and other.source == lazy.source:
+            return other, other
+    return (tx.realize(a) if a is not None else None), (tx.realize(b) if b is not None else None)
+
+
 def _merge(tx: "Tx", condition: VariableTracker, if_true: _Arm, if_false: _Arm) -> None:
     """The cond node of the two arms; the frame's locals and stack after it (the translator is at the
     merge point, where both arms stopped)."""
@@ -192,11 +205,11 @@ def _merge(tx: "Tx", condition: VariableTracker, if_true: _Arm, if_false: _Arm) 
     places: list[tuple[str | int, VariableTracker, VariableTracker]] = []
     merged_locals: dict[str, VariableTracker] = {}
     for name in dict.fromkeys([*if_true.locals, *if_false.locals]):
-        a, b = if_true.locals.get(name), if_false.locals.get(name)
+        a, b = _realized(tx, if_true.locals.get(name), if_false.locals.get(name))
         if _same(a, b):
-            merged_locals[name] = a  # type: ignore[assignment]
+            merged_locals[name] = a
         elif name in live:
-            places.append((name, _mergeable(name, a, b), b))  # type: ignore[arg-type]
+            places.append((name, _mergeable(name, a, b), b))
     if len(if_true.stack) != len(if_false.stack):
         unsupported(Category.DATA_DEPENDENT_BRANCH, "the arms of a branch leave stacks of different depths")
     stack = list(if_true.stack)

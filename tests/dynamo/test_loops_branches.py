@@ -229,3 +229,22 @@ def test_a_branch_on_loop_variables_is_a_cond_of_the_body(fn, make, backend):
     inner = [loop_of(n) for n in loop.body.graph.nodes if loop_of(n) is not None]
     body = inner[0].body if inner else loop.body
     assert [cond_of(n) is not None for n in body.graph.nodes].count(True) == 1
+
+
+def reads_one_argument_per_arm(a, b, unused):
+    s = a[0] * 0.0
+    for i in range(a.shape[0]):
+        if a[i] > 0.5:
+            s += b[i]  # b is first read in this arm
+        else:
+            s -= 1.0
+    return s
+
+
+def test_an_argument_first_read_in_one_arm_and_one_no_arm_reads():
+    counter = NativeLoopsCounter()
+    compiled = check(reads_one_argument_per_arm, counter, [(inputs(0), inputs(1), {"x": 1})])
+    for unused in ({"y": 2}, [1, 2], 3.5):  # neither arm reads it: no guard on it, no recompile
+        expected = reads_one_argument_per_arm(inputs(0), inputs(1), unused)
+        assert same_value(compiled(inputs(0), inputs(1), unused), expected)
+    assert counter.frame_count == 1
