@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from . import settings
+from ..fx_ir.cond import Cond
 from ..fx_ir.small_size import graph_to_sympy
 from .registry import lookup_backend, register_backend
 
@@ -227,6 +228,10 @@ class TieredBackend:
             cold = max(cold, estimate)  # a big graph runs as long as its compile would take before it pays
         budget = min(cold, float(settings.get("tier_up_cached_seconds"))) if marker is not None and marker.exists() \
             else cold
+        if cold > 0 and _branches_in_loops(graph_module):
+            # the numpy backend runs such a loop as Python calls per iteration and per branch (2-3x the
+            # plain loop's time): its C loop is compiled at once, in the background
+            budget = 0.0
         tier = TieredGraph(graph_module, numpy_fn, arity, budget, marker)
         tier.ops, tier.estimate = ops, estimate
         missing = _WORKER.missing_compiler()
@@ -405,6 +410,20 @@ def _ops(graph_module: Any) -> int:
             if body is not None and hasattr(body, "graph"):
                 count += _ops(body)
     return count
+
+
+def _branches_in_loops(graph_module: Any, in_loop: bool = False) -> bool:
+    """Whether a loop node of the graph (or of a loop body in it) has a cond node in its body."""
+    for node in graph_module.graph.nodes:
+        if node.op != "call_module":
+            continue
+        callee = _callee(graph_module, node.target)
+        if in_loop and isinstance(callee, Cond):
+            return True
+        body = getattr(callee, "body", None)
+        if body is not None and hasattr(body, "graph") and _branches_in_loops(body, True):
+            return True
+    return False
 
 
 def _callee(graph_module: Any, qualname: str) -> Any:

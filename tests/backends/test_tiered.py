@@ -217,6 +217,31 @@ def test_explain_of_a_graph_moved_to_c_adds_what_c_said_of_it():
     assert report.notes_per_graph == [["c: the loop from <string>:3 runs as one C loop"]]
 
 
+def test_a_loop_that_branches_moves_to_c_at_once():
+    # the numpy backend runs a cond per iteration as Python calls (slower than the plain loop):
+    # such a graph is due for c at its first call; a loop without a branch waits its budget
+    branchy = fresh("""
+    def f(a, out):
+        for i in range(a.shape[0]):
+            x = a[i]
+            out[i] = x * 2.0 if x > 0 else -x
+        return out
+    """)
+    straight = fresh("""
+    def f(a, out):
+        for i in range(a.shape[0]):
+            out[i] = a[i] * 2.0
+        return out
+    """)
+    a = np.linspace(-1.0, 1.0, 700)
+    states = {}
+    for name, fn in (("branchy", branchy), ("straight", straight)):
+        compiled = dynamo.compile(fn, backend="tiered")
+        assert bits(compiled(a, np.empty_like(a))) == bits(fn(a, np.empty_like(a)))
+        states[name] = tier_of(compiled).state
+    assert states == {"branchy": tiered.C, "straight": tiered.NUMPY}, states
+
+
 def test_enable_and_the_default_backend_setting():
     f = fresh(CHAIN)
     x = np.arange(7.0)
