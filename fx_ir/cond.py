@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .graph_module import GraphModule
+from .graph_module import GraphModule, module_callee
 from .node import Opcode
 
 if TYPE_CHECKING:
@@ -75,13 +75,5 @@ class Cond:
 
 def cond_of(node: Node) -> Cond | None:
     """The Cond a call_module node calls, or None for any other node."""
-    if node.op != Opcode.CALL_MODULE:
-        return None
-    getter = getattr(node.graph.owning_module, "get_attribute", None)
-    if getter is None:
-        return None
-    try:
-        callee = getter(node.target)
-    except AttributeError:
-        return None
+    callee = module_callee(node)
     return callee if isinstance(callee, Cond) else None

@@ -176,3 +176,17 @@ class GraphModule:
         head, _, last = qualname.rpartition(".")
         owner = self.get_attribute(head) if head else self
         delattr(owner, last)
+
+
+def module_callee(node: Any) -> Any:
+    """What a call_module node calls (a loop, a cond), read from its graph's module; None for any
+    other node, or one whose graph has no module."""
+    if node.op != Opcode.CALL_MODULE:
+        return None
+    getter = getattr(node.graph.owning_module, "get_attribute", None)
+    if getter is None:
+        return None
+    try:
+        return getter(node.target)
+    except AttributeError:
+        return None

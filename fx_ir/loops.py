@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Self
 
-from .graph_module import GraphModule
+from .graph_module import GraphModule, module_callee
 from .node import Opcode
 
 if TYPE_CHECKING:
@@ -161,16 +161,7 @@ class WhileLoop(LoopTarget):
 
 def loop_of(node: Node) -> ForLoop | WhileLoop | None:
     """The ForLoop or WhileLoop a call_module node calls, or None for any other node."""
-    if node.op != Opcode.CALL_MODULE:
-        return None
-    owner = node.graph.owning_module
-    getter = getattr(owner, "get_attribute", None)
-    if getter is None:
-        return None
-    try:
-        callee = getter(node.target)
-    except AttributeError:
-        return None
+    callee = module_callee(node)
     return callee if isinstance(callee, (ForLoop, WhileLoop)) else None
 
 
