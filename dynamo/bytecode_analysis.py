@@ -62,6 +62,11 @@ class CodeFacts:
         """Locals that may be read at or after instruction `index` before being written."""
         return self.live_in[index] if index < len(self.live_in) else frozenset()
 
+    def written_before(self, index: int) -> frozenset[str]:
+        """Plain locals that some instruction before `index` (in code order) writes: a superset of
+        those a path reaching `index` from the code's start may have bound."""
+        return frozenset(name for inst in self.instructions[:index] for name in _reads_writes(inst, self.cells)[1])
+
     def may_read_locals_by_name(self, index: int) -> bool:
         """Whether instruction `index` is a call that may read the frame's locals by name."""
         return self.reads_frame and self.instructions[index].name in _CALLS

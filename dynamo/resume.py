@@ -447,12 +447,22 @@ def _make_region(code: types.CodeType, entry: int) -> PythonRegion | None:
     lineno = line_at(facts, exit_index, entry_line(code))
     surely_bound = bound[exit_index]
     assert surely_bound is not None
-    live = arrange_live(code, facts.live_locals(exit_index), surely_bound)
+    # plain Python's frame holds a local no later code reads until it is assigned again or the frame
+    # ends (a generator's finally, a __del__ or a weakref sees when it goes, and so does a traceback's
+    # frame): the resume function takes every bound local (fuzz_python seed 211: a generator
+    # finalized before a later with block; 102: a dead local of a frame that raises)
+    arguments = frozenset(code.co_varnames[: compat.argument_slots(code)])
+    held = (facts.written_before(exit_index) | arguments) - set(code.co_cellvars)
+    live = arrange_live(code, facts.live_locals(exit_index) | held, surely_bound)
     if all(name in surely_bound for name in live):
         resume = resume_code(code, exit_index, 0, frozenset(), live)
         hand_off = begin_resume_call(code, resume) + [Instr("LOAD_FAST", name) for name in live]
         hand_off += end_resume_call(code, len(live))
     else:  # a local assigned in a loop or a with block may be unbound: pass those that are bound
+        # assembled now with them all: a resume function that cannot be made is the compiler's error,
+        # reported as it compiles (the frame runs as written), not one the program gets at the
+        # hand-off (3.13, fuzz_python seed 3200300: KeyError of a Label)
+        resume_code(code, exit_index, 0, frozenset(), live)
         cells = closure_names(code)
         hand_off = compat.callable_with_null([Instr("LOAD_CONST", HandOff(code, exit_index, tuple(live)))])
         hand_off += compat.callable_with_null([Instr("LOAD_CONST", globals)]) + compat.call_instrs(0)
@@ -507,7 +517,11 @@ class HandOff:
             _C.set_eval_frame(previous)
         values = [frame_locals.pop(name) for name in bound]
         frame_locals.clear()  # the resume function's frame holds the values alone (begin_resume_call)
-        return _C.call_moving(function, values)
+        try:
+            return _C.call_moving(function, values)
+        except BaseException as error:  # this frame is no frame of the user's: out of the traceback
+            _hide_this_frame(error)
+            raise
 
     def __repr__(self) -> str:
         return f"<hand-off to {self.code.co_qualname} at instruction {self.index}>"

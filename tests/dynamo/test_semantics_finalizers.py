@@ -61,9 +61,45 @@ def counted_instances(x):
     return alive, Counted.count, x + 1
 
 
+def _steps(n):
+    try:
+        for q in range(n):
+            yield q
+    finally:
+        LOG.append("generator finalized")
+
+
+def generator_held_to_the_end(x):
+    steps = _steps(3)   # a generator with a try block: the frame runs in Python up to line +2
+    LOG.append(next(steps))
+    LOG.append("after next")   # the frame's own code hands on to a resume function here
+    with np.errstate(all="ignore"):
+        y = x / 0
+    LOG.append("after with")
+    return y   # plain Python finalizes the generator after this line, as the frame ends
+
+
+def generator_held_into_a_raise(x):
+    steps = _steps(3)
+    LOG.append(next(steps))
+    LOG.append("after next")
+    return x + missing_name  # noqa: F821 - the traceback holds the frame, and the generator with it
+
+
+def generator_bound_in_a_try(x):
+    try:   # bound on one path only: the hand-off after the try passes it on where it is bound
+        steps = _steps(int(x[0]))
+        LOG.append(next(steps))
+    except ValueError:
+        pass
+    LOG.append("after try")
+    return x + missing_name  # noqa: F821
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("fn", [delete_then_rebind, delete_a_list_of_finalized_objects, still_held_elsewhere,
-                                counted_instances])
+                                counted_instances, generator_held_to_the_end, generator_held_into_a_raise,
+                                generator_bound_in_a_try])
 def test_del_runs_where_plain_python_runs_it(backend, fn):
     check_same(fn, lambda: (np.ones(2),), backend, observe=lambda: list(LOG), reset=LOG.clear)
 
