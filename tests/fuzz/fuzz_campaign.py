@@ -9,7 +9,16 @@ from typing import Any, Callable, Iterable
 from fuzz_harness import Failure, Timeout, check_source
 from fuzz_known import known_class
 from fuzz_minimize import minimize
-from fuzz_programs import generate
+
+
+def generator(kind: str) -> Callable[[int], Any]:
+    """The program generator of a kind: "numpy" (fuzz_programs: functions over arrays) or "python"
+    (fuzz_python: pure-Python functions over ints, strings, containers and user objects)."""
+    if kind == "python":
+        from fuzz_python import generate
+    else:
+        from fuzz_programs import generate
+    return generate
 
 
 def default_backends() -> list[str]:
@@ -22,8 +31,10 @@ def default_backends() -> list[str]:
 
 class Campaign:
     def __init__(self, backends: list[str], *, minimize: bool = False, minimize_seconds: float = 120.0,
-                 out: Path | None = None, log: Callable[[str], Any] | None = print) -> None:
+                 out: Path | None = None, log: Callable[[str], Any] | None = print, kind: str = "numpy") -> None:
         self.backends = backends
+        self.kind = kind
+        self.generate = generator(kind)
         self.minimize = minimize
         self.minimize_seconds = minimize_seconds
         self.out = out
@@ -43,7 +54,7 @@ class Campaign:
             if done % 100 == 0:
                 self.log(f"[{done} programs, last seed {seed}: {len(self.failures)} failures, "
                          f"{sum(self.known.values())} of known classes]")
-            program = generate(seed)
+            program = self.generate(seed)
             try:
                 compile(program.source, "<generated>", "exec")
             except SyntaxError as error:  # a generator bug: say so, and go on with the campaign
@@ -93,7 +104,7 @@ class Campaign:
         self.log(failure.report() + (f"--- minimized ---\n{small}" if small else ""))
         if self.out is not None:
             self.out.mkdir(parents=True, exist_ok=True)
-            name = f"{failure.backend}-{failure.seed}-{failure.what.replace(' ', '_')}.py"
+            name = f"{'' if self.kind == 'numpy' else self.kind + '-'}{failure.backend}-{failure.seed}-{failure.what.replace(' ', '_')}.py"
             text = "# " + failure.report().replace("\n", "\n# ", 2) + "\n" + (small or "")
             (self.out / name).write_text(text)
         return None

@@ -175,6 +175,10 @@ def digest(value: Any, args: list[Any], seen: dict[int, str] | None = None, path
         return ("exception", type(value).__name__, str(value))
     if isinstance(value, type):
         return ("class", value.__qualname__)
+    if type(value).__module__.startswith("fuzz_"):   # an instance of the program's class: its attributes,
+        # read without running the program's __getattr__ or taking a __call__ for a function
+        return ("object", type(value).__qualname__,
+                digest(object.__getattribute__(value, "__dict__"), args, seen, path + ".__dict__"))
     if callable(value):
         return ("callable", type(value).__name__, getattr(value, "__qualname__", ""))
     return ("object", type(value).__name__, digest(getattr(value, "__dict__", None), args, seen, path + ".__dict__"))

@@ -35,9 +35,9 @@ class Chunk:
 class Worker:
     """One `run.py --worker` process over the seeds [first, chunk.last] of a chunk."""
 
-    def __init__(self, chunk: Chunk, first: int, backends: list[str]) -> None:
+    def __init__(self, chunk: Chunk, first: int, backends: list[str], kind: str) -> None:
         self.chunk = chunk
-        command = ["nice", "-n", "10", sys.executable, str(RUN), "--worker", "--seed", str(first),
+        command = ["nice", "-n", "10", sys.executable, str(RUN), "--worker", "--kind", kind, "--seed", str(first),
                    "--count", str(chunk.last - first + 1)] + [a for b in backends for a in ("--backend", b)]
         # its stderr is kept aside: when the worker dies, the journal says how (seed 1046200 died
         # with nothing to tell, and did not die again when rerun)
@@ -105,12 +105,12 @@ def _commit() -> str:
         return ""
 
 
-def plain_finishes(seed: int, seconds: float) -> bool:
+def plain_finishes(seed: int, seconds: float, kind: str) -> bool:
     """Whether the plain program of `seed` finishes its three calls within `seconds` (own process). The
     harness's own time limit ends a plain call that runs on with Timeout, and the process with an error:
     that is no finish (fuzz seed 2055306 extends the list it iterates, and was counted a failure)."""
     try:
-        done = subprocess.run(["nice", "-n", "10", sys.executable, str(RUN), "--plain-only", "--seed", str(seed)],
+        done = subprocess.run(["nice", "-n", "10", sys.executable, str(RUN), "--plain-only", "--kind", kind, "--seed", str(seed)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds, check=False)
     except subprocess.TimeoutExpired:
         return False
@@ -118,7 +118,7 @@ def plain_finishes(seed: int, seconds: float) -> bool:
 
 
 def run_parallel(backends: list[str], seeds: range, *, workers: int, journal: Path, out: Path | None,
-                 log: Callable[[str], Any]) -> Counter:
+                 log: Callable[[str], Any], kind: str = "numpy") -> Counter:
     """Runs every seed not yet in `journal` on `backends`; appends one journal line per finished chunk."""
     journal.parent.mkdir(parents=True, exist_ok=True)
     done = covered(journal)
@@ -131,7 +131,7 @@ def run_parallel(backends: list[str], seeds: range, *, workers: int, journal: Pa
     commit = _commit()
 
     def start(chunk: Chunk, first: int) -> None:
-        worker = Worker(chunk, first, backends)
+        worker = Worker(chunk, first, backends, kind)
         running.append(worker)
         selector.register(worker.process.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]
 
@@ -158,7 +158,7 @@ def run_parallel(backends: list[str], seeds: range, *, workers: int, journal: Pa
         entry = {"first": chunk.first, "last": chunk.last, "commit": commit,
                  "seconds": round(time.monotonic() - chunk.started),
                  "results": {b: dict(chunk.results[b]) for b in backends}, "failures": chunk.failures,
-                 "known": chunk.known}
+                 "known": chunk.known} | ({} if kind == "numpy" else {"kind": kind})
         with journal.open("a") as handle:
             handle.write(json.dumps(entry) + "\n")
         log(f"[seeds {chunk.first}..{chunk.last} done in {entry['seconds']} s: {dict(totals)}]")
@@ -209,7 +209,7 @@ def run_parallel(backends: list[str], seeds: range, *, workers: int, journal: Pa
             if time.monotonic() - worker.heard > STUCK_SECONDS and worker.current is not None:
                 seed, backend = worker.current
                 stop(worker)
-                if plain_finishes(seed, STUCK_SECONDS):
+                if plain_finishes(seed, STUCK_SECONDS, kind):
                     outcome(worker.chunk, seed, backend, {"outcome": "failure", "what": "timeout",
                                                           "signature": f"timeout (compiled ran past {STUCK_SECONDS} s)"})
                 else:   # the program itself does not finish: no test
@@ -219,7 +219,7 @@ def run_parallel(backends: list[str], seeds: range, *, workers: int, journal: Pa
     return totals
 
 
-def worker_main(backends: list[str], seeds: range) -> int:
+def worker_main(backends: list[str], seeds: range, kind: str = "numpy") -> int:
     """The worker side: one JSON line before and after each (seed, backend) check, on the real stdout."""
     import fuzz_campaign as campaign
 
@@ -233,7 +233,7 @@ def worker_main(backends: list[str], seeds: range) -> int:
     def say(message: dict) -> None:
         channel.write(json.dumps(message) + "\n")
 
-    runner = campaign.Campaign(backends, log=None)
+    runner = campaign.Campaign(backends, log=None, kind=kind)
     runner.on_start = lambda seed, backend: say({"start": seed, "backend": backend})
     runner.on_outcome = lambda seed, backend, result: say({"seed": seed, "backend": backend, **result})
     runner.run(seeds)

@@ -1,6 +1,6 @@
 """Differential fuzzing campaign: random NumPy programs run plain and compiled on each backend.
 
-Usage: python tests/fuzz/run.py --count N --seed S [--backend B ...] [--minimize] [--out DIR]
+Usage: python tests/fuzz/run.py --count N --seed S [--backend B ...] [--kind python] [--minimize] [--out DIR]
        python tests/fuzz/run.py --count N --seed S --workers 2 --journal FILE [--backend B ...]
        python tests/fuzz/run.py --summary FILE ...
 With --journal the campaign runs in niced worker processes with a watchdog, resumes where the journal
@@ -26,6 +26,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0, help="first seed; program k uses seed + k")
     parser.add_argument("--backend", action="append", help="repeatable; default: every CPU backend")
+    parser.add_argument("--kind", choices=("numpy", "python"), default="numpy",
+                        help="programs over NumPy arrays (default) or pure-Python programs (fuzz_python.py)")
     parser.add_argument("--minimize", action="store_true", help="shrink each new kind of failure")
     parser.add_argument("--minimize-seconds", type=float, default=120.0)
     parser.add_argument("--out", type=Path, help="folder to write each failure's program into")
@@ -43,10 +45,10 @@ def main(argv: list[str]) -> int:
         print(parallel.summary(options.summary))
         return 0
     if options.plain_only:   # the watchdog's question: does the plain program finish at all?
+        from fuzz_campaign import generator
         from fuzz_harness import execute
-        from fuzz_programs import generate
 
-        program = generate(options.seed)
+        program = generator(options.kind)(options.seed)
         execute(program.source, program.arguments, None, str(options.seed))
         return 0
 
@@ -55,16 +57,17 @@ def main(argv: list[str]) -> int:
     backends = options.backend or campaign.default_backends()
     seeds = range(options.seed, options.seed + options.count)
     if options.worker:
-        return parallel.worker_main(backends, seeds)
+        return parallel.worker_main(backends, seeds, options.kind)
     if options.journal:
         started = time.monotonic()
         totals = parallel.run_parallel(backends, seeds, workers=options.workers, journal=options.journal,
-                                       out=options.out, log=(lambda text: None) if options.quiet else print)
+                                       out=options.out, log=(lambda text: None) if options.quiet else print,
+                                       kind=options.kind)
         print(f"{sum(totals.values())} program runs in {time.monotonic() - started:.0f} s: {dict(totals)}")
         print(parallel.summary([options.journal]))
         return 1 if totals["failure"] else 0
     summary = campaign.Campaign(backends, minimize=options.minimize, minimize_seconds=options.minimize_seconds,
-                                out=options.out, log=None if options.quiet else print)
+                                out=options.out, log=None if options.quiet else print, kind=options.kind)
     started = time.monotonic()
     summary.run(seeds)
     print(summary.report(time.monotonic() - started))
