@@ -122,6 +122,9 @@ class ListVariable(BaseSequenceVariable):
         # looks inside it: a list the function only appends to (`self.history.append(loss)`)
         # guards nothing about its contents, so it does not recompile as it grows.
         self._read_items = read_items
+        # whether a mutation of the trace left the list with items: then it had storage, which a
+        # list.sort() running around the frame notices even if the list ends empty (write_back)
+        self._filled = False
         super().__init__(items, **kwargs)
 
     @property
@@ -162,6 +165,7 @@ class ListVariable(BaseSequenceVariable):
                 result = mutator(self, tx, *args, **kwargs)
             except TypeError as error:  # wrong arguments: the real call raises it
                 unsupported(Category.EXCEPTION, f"list.{name} raises TypeError: {error}")
+            self._filled = self._filled or bool(self._items)
             return ConstantVariable(None) if result is None else result
         if name == "copy" and not args and not kwargs:
             return ListVariable(list(self.items))
@@ -226,6 +230,7 @@ class ListVariable(BaseSequenceVariable):
         try:
             if isinstance(key, slice):
                 self.items[key] = value.unpack(tx)
+                self._filled = self._filled or bool(self._items)
             else:
                 self.items[key] = value
         except (IndexError, ValueError) as error:
@@ -251,6 +256,14 @@ class ListVariable(BaseSequenceVariable):
             codegen.end_call(2)
             codegen.pop_top()
             return
+        if not self.items and self._filled:
+            # a list that list.sort() is sorting has no storage, and `original[:] = []` gives it
+            # none: fill it first, as the trace's mutations did, so that the sort raises "list
+            # modified during sort" as it does in Python (CPython's test_sort, test_undetected_mutation)
+            codegen.load_const(None)
+            codegen.build(list, 1)
+            codegen.load_source(self.source)
+            codegen.store_slice_all()
         for item in self.items:
             item.reconstruct(codegen)
         codegen.build(list, len(self.items))

@@ -4,6 +4,7 @@ argument check, list equality whose items mutate the lists, odd values read from
 import builtins
 import collections
 import copy
+import functools
 import itertools
 import sys
 import types
@@ -482,6 +483,31 @@ def list_sort_raises_when_its_key_changes_the_list(x):
 
     grows.sort(key=key)  # ValueError: list modified during sort
     return grows
+
+
+SORTING: list = []
+
+
+def _cmp_that_changes_the_list(x, y):
+    SORTING.append(3)   # gives the list being sorted storage again: sort() raises after it
+    if x == "clear":
+        del SORTING[:]
+    else:
+        SORTING.pop()
+    return (x > y) - (x < y)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("items", [[3, 1, 2], ["b", "clear", "a"]])
+def test_a_compiled_cmp_that_changes_the_list_makes_its_sort_raise(backend, items):
+    # CPython's test_sort test_undetected_mutation: only the comparison is compiled; it appends and
+    # then removes, so the list ends as empty as the sort left it, and the replay `SORTING[:] = []`
+    # gave it no storage: the sort did not see the change
+    compiled = dynamo.compile(_cmp_that_changes_the_list, backend=backend)
+    for cmp in (_cmp_that_changes_the_list, compiled):
+        SORTING[:] = items
+        with pytest.raises(ValueError, match="list modified during sort"):
+            SORTING.sort(key=functools.cmp_to_key(cmp))
 
 
 class _NoName:
