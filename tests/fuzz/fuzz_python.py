@@ -99,6 +99,10 @@ class Box:
     def twice(self):
         return self.v * 2
 
+    def report(self):
+        print("report", self.v)   # a graph break inside a method the frame calls
+        return self.v
+
 
 class Sub(Box):
     def __radd__(self, other):
@@ -154,6 +158,11 @@ def kw(a, b=2, *rest, c=3, **extra):
 
 def pick(seq, k):
     return seq[k % len(seq)] if seq else k
+
+
+def show(v):
+    print("show", v)   # a graph break inside a function the frame calls
+    return v
 '''
 
 INT_VARS = ["a", "b", "n"]
@@ -185,6 +194,10 @@ class Generator:
         self.rng = random.Random(seed)
         self.loop_depth = 0
         self.uses_array = self.rng.random() < 0.4
+        # how many top-level statements run inside a try: a try block runs in Python (up to the
+        # point after it where compiled code takes over), outside one the statements are traced,
+        # and an exception there leaves a compiled frame with its side effects
+        self.try_rate = self.rng.choice([0.2, 0.5, 0.8])
 
     def pick(self, *options: str) -> str:
         return self.rng.choice(options)
@@ -238,6 +251,9 @@ class Generator:
         if k < 0.86:
             return self.pick(f"sorted(L, key=lambda q: -q)[0]", f"L.index({x})", f"max(L, default={y})",
                              f"next(iter(L), {y})", f"[*L, {x}][-1]", f"len(D | {{'q': {x}}})")
+        if k < 0.88:
+            return self.pick(f"show({x})", "bx.report()", f"sum(show(q) for q in L)", "len(kw(*L, **D)[4])",
+                             f"len([show(q) for q in L if q != {y}])")
         if k < 0.9:
             return f"(bx + {x}).v" if self.chance(0.5) else f"({x} + bx).v"
         if k < 0.94 and self.uses_array:
@@ -505,7 +521,12 @@ class Generator:
         return [f"{p}def helper(q):", f"{p}    {body}", f"{p}{call}"]
 
     def generator_use(self, p: str) -> list[str]:
-        return [self.pick(f"{p}g = gen({self.int_()})\n{p}T.append(next(g, None))\n{p}T.append(g.send({self.int_()}) if "
+        """Generators half consumed, thrown into and closed; a dict changed while iterated; a bound method."""
+        return [self.pick(f"{p}g = gen({self.int_()})\n{p}T.append(next(g, None))\n{p}T.append(g.throw(Oops('in')) "
+                          f"if {self.bool_()} else g.close())",
+                          f"{p}for c in D:\n{p}    if {self.bool_()}:\n{p}        D[c + 'x'] = {self.int_()}",
+                          f"{p}m = L.append\n{p}m({self.int_()})\n{p}del L[12:]",
+                          f"{p}g = gen({self.int_()})\n{p}T.append(next(g, None))\n{p}T.append(g.send({self.int_()}) if "
                           f"{self.bool_()} else list(g))",
                           f"{p}T.append([q for q in gen(a) if q % 2 == 0])",
                           f"{p}T.append(dict(zip(s, gen({self.int_()}))))",
@@ -516,7 +537,7 @@ class Generator:
                 "    D = {'k': a, 'z': b}", "    bx = Box(b % 7)", "    rest = []"]
         for _ in range(self.rng.randint(4, 10)):
             statements = self.stmt("        ", 1)
-            if self.chance(0.8):   # most statements run inside a try, so one that raises ends nothing
+            if self.chance(self.try_rate):   # a statement that raises there ends nothing
                 body += ["    try:", *statements, "    except Exception as e:",
                          "        T.append(('error', type(e).__name__, str(e)[:60]))"]
             else:
