@@ -122,7 +122,7 @@ def resume_code(code: types.CodeType, target: int, stack_size: int, null_positio
         prologue += pause
     prologue.append(Instr("JUMP_FORWARD", target_label, lineno=lineno))
 
-    resumed = assembler.trusted_bytecode(prologue + body)
+    resumed = assembler.trusted_bytecode(prologue + _dead_jumps_dropped(body))
     stack_args = [stack_arg(i) for i in range(passed)]
     if live_locals and live_locals[0] == self_argument(original):  # super() reads the first local
         resumed.argnames = [live_locals[0], *stack_args, *live_locals[1:]]
@@ -307,6 +307,18 @@ def hiding_handler(handler: Label, depth: int | None = None) -> list:
             *compat.callable_with_null([Instr("LOAD_CONST", _hide_this_frame)]), Instr("COPY", 3),
             *compat.call_instrs(1), Instr("POP_TOP"), Instr("RERAISE", 0), TryEnd(region),
             cleanup, Instr("COPY", 3), Instr("POP_EXCEPT"), Instr("RERAISE", 1)]
+
+
+def _dead_jumps_dropped(body: list) -> list:
+    """The copied code with each jump to a label it does not hold made a NOP. Everything that may
+    run after the target lies at or after the cut (first_needed), so such a jump is dead code
+    between the cut and the target whose label went with the code before the cut (3.13: a target
+    inside an except handler, after another handler whose exit jumps back before the cut; fuzz_python
+    seed 3200005: KeyError of a Label, the frame ran uncompiled)."""
+    held = {item for item in body if isinstance(item, Label)}
+    return [Instr("NOP", location=item.location)
+            if isinstance(item, Instr) and isinstance(item.arg, Label) and item.arg not in held else item
+            for item in body]
 
 
 def _hide_this_frame(error: BaseException) -> None:

@@ -278,3 +278,28 @@ def test_what_made_resume_functions_keeps_is_bounded():
     assert results == [(1.0 + i) * 2 for i in range(80)]
     assert 0 < len(bytecode_analysis._assembled_from) <= 64
     assert 0 < len(resume_splice._bodies) <= 64
+
+
+def cell_and_two_handlers(a, items):
+    total = [a]
+
+    def helper():   # total is a cell: the resume functions take it as a free variable
+        return total
+    try:
+        helper()
+    except Exception:
+        pass
+    try:   # runs in Python, and hands off inside this handler's exit, after the first handler's
+        del items
+    except Exception:
+        pass
+    return total, a, _missing  # noqa: F821 - NameError, as plain Python raises it
+
+
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
+def test_a_resume_function_after_two_handlers_drops_the_dead_jump_back(backend):
+    """3.13 puts each except handler after the function's body, and its exit jumps back to the
+    code after its try: a resume function whose code starts after the second try keeps the first
+    handler as dead code, whose jump back went with the code cut (KeyError of a Label: an internal
+    error, and the frame ran uncompiled; fuzz_python seed 3200005)."""
+    assert_matches_python(cell_and_two_handlers, 1, [2], backend=backend)
