@@ -85,9 +85,10 @@ def summary(journals: list[Path]) -> str:
     for journal in journals:
         for line in journal.read_text().splitlines():
             entry = json.loads(line)
+            kind = f" ({entry['kind']} programs)" if "kind" in entry else ""   # the kinds counted apart
             for backend, counts in entry["results"].items():
-                seeds[backend].update(range(entry["first"], entry["last"] + 1))
-                totals[backend].update(counts)
+                seeds[backend + kind].update(range(entry["first"], entry["last"] + 1))
+                totals[backend + kind].update(counts)
             failures += [f"  {f['backend']} seed {f['seed']}: {f['signature']}" for f in entry["failures"]]
             known.update((k["backend"], k["class"]) for k in entry.get("known", []))  # recorded since 1030000
     lines = [f"{backend}: {len(seeds[backend])} programs ({', '.join(f'{k} {v}' for k, v in sorted(totals[backend].items()))})"
