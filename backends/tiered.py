@@ -25,6 +25,7 @@ from typing import Any
 
 from . import settings
 from ..fx_ir.cond import Cond
+from ..fx_ir.graph_module import module_callee
 from ..fx_ir.small_size import graph_to_sympy
 from .registry import lookup_backend, register_backend
 
@@ -406,7 +407,7 @@ def _ops(graph_module: Any) -> int:
             continue
         count += 1
         if node.op == "call_module":
-            body = getattr(_callee(graph_module, node.target), "body", None)
+            body = getattr(module_callee(node), "body", None)
             if body is not None and hasattr(body, "graph"):
                 count += _ops(body)
     return count
@@ -417,20 +418,13 @@ def _branches_in_loops(graph_module: Any, in_loop: bool = False) -> bool:
     for node in graph_module.graph.nodes:
         if node.op != "call_module":
             continue
-        callee = _callee(graph_module, node.target)
+        callee = module_callee(node)
         if in_loop and isinstance(callee, Cond):
             return True
         body = getattr(callee, "body", None)
         if body is not None and hasattr(body, "graph") and _branches_in_loops(body, True):
             return True
     return False
-
-
-def _callee(graph_module: Any, qualname: str) -> Any:
-    try:
-        return graph_module.get_attribute(qualname)
-    except AttributeError:
-        return None
 
 
 tiered_backend = register_backend(TieredBackend(), name="tiered")

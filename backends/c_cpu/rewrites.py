@@ -22,13 +22,15 @@ def slice_updates_as_stores(gm: GraphModule) -> GraphModule:
     x[idx], and the store back copies it onto itself. The op's dtypes must be those of v (a cast on
     the in-place op that NumPy would refuse is never turned into a store that casts); its warnings
     name the same ufunc (`subtract` for -=). A copy of the graph is returned when something changed."""
-    if not any(_slice_update(n) or _view_update(n) for n in gm.graph.nodes):
+    given = _positions(gm.graph)
+    if not any(_slice_update(n) or _view_update(n, given) for n in gm.graph.nodes):
         return gm
     graph = gm.graph.copy()
+    positions = _positions(graph)
     for node in list(graph.nodes):
         if _slice_update(node):
             node.target = OUT_OF_PLACE[node.target]
-        elif _view_update(node):
+        elif _view_update(node, positions):
             # `u = x[idx]; ...; u += y` (Gray-Scott's interior views): the same as storing u + y
             # into x[idx], when the view is read only before the update and its result never
             base, index = node.args[0].args
@@ -52,16 +54,15 @@ def _slice_update(node: Any) -> bool:
     return store.args[0] is base and store.args[2] is node and _same_index(store.args[1], index)
 
 
-def _view_update(node: Any) -> bool:
+def _view_update(node: Any, positions: dict[Any, int]) -> bool:
     """An in-place op on a view that nothing reads after it, whose result nothing reads."""
     if not _update_of_a_view(node) or node.users:
         return False
-    later = set()
-    after = node.next
-    while after is not None:
-        later.add(after)
-        after = after.next
-    return not any(user in later for user in node.args[0].users)
+    return all(positions[user] <= positions[node] for user in node.args[0].users)
+
+
+def _positions(graph: Any) -> dict[Any, int]:
+    return {node: i for i, node in enumerate(graph.nodes)}
 
 
 def _update_of_a_view(node: Any) -> bool:

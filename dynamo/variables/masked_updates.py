@@ -130,7 +130,7 @@ class MaskedUpdate(VariableTracker):
         if container is not selection.base or key is not selection.key:
             return False
         mask = selection.mask
-        view_parts = [*selection.parts[:selection.axis], *[SliceVariable(*(ConstantVariable(None),) * 3)] * mask.meta.ndim,
+        view_parts = [*selection.parts[:selection.axis], *[_whole()] * mask.meta.ndim,
                       *selection.parts[selection.axis + 1:]]
         numpy = tx.output.numpy
         view = numpy.call_function(tx, operator.getitem, [selection.base, TupleVariable(view_parts)], {})
@@ -141,7 +141,7 @@ class MaskedUpdate(VariableTracker):
         where: VariableTracker = mask
         if trailing:
             where = numpy.call_function(tx, operator.getitem, [mask, TupleVariable(
-                [*[SliceVariable(*(ConstantVariable(None),) * 3)] * mask.meta.ndim, *[ConstantVariable(None)] * trailing])], {})
+                [*[_whole()] * mask.meta.ndim, *[ConstantVariable(None)] * trailing])], {})
         numpy.call_function(tx, INPLACE_UFUNCS[self.op], [view, self.operand], {"out": view, "where": where})
         del tx.output.loops.pending_selections[selection.site]
         return True
@@ -151,3 +151,8 @@ class MaskedUpdate(VariableTracker):
         self.selection.reconstruct(codegen)
         self.operand.reconstruct(codegen)
         codegen.end_call(2)
+
+
+def _whole() -> SliceVariable:
+    """`:` (an axis taken whole)."""
+    return SliceVariable(ConstantVariable(None), ConstantVariable(None), ConstantVariable(None))

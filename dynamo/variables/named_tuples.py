@@ -67,9 +67,9 @@ class NamedTupleVariable(TupleVariable):
         return self.cls._make(item.as_meta_argument() for item in self.items)  # type: ignore[attr-defined]
 
     def getitem(self, tx: "Tx", index: VariableTracker) -> VariableTracker:
-        if isinstance(index.as_python_constant() if index.is_python_constant() else None, slice):
-            # a slice of a tuple subclass is a plain tuple, even when it takes every item
-            return TupleVariable(TupleVariable(self.items).getitem(tx, index).unpack(tx))
+        key = index.as_python_constant() if index.is_python_constant() else None
+        if isinstance(key, slice):  # a slice of a tuple subclass is a plain tuple, even a whole one
+            return TupleVariable(self.items[key])
         return super().getitem(tx, index)
 
     def _class_source(self) -> Source | None:

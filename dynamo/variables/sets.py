@@ -127,7 +127,10 @@ class SetVariable(VariableTracker):
         return SetIteratorVariable(self, self.unpack(tx))
 
     def contains(self, tx: "Tx", item: VariableTracker) -> bool:
-        element = _element(item)
+        return self._holds(_element(item))
+
+    def _holds(self, element: Any) -> bool:
+        """`element in` the set, guarded on the frame's set unless the trace changed that element."""
         if self.frame is not None and not any(element == changed for _, changed in self.changes):
             self.frame.holds(element)
         return element in self.value
@@ -170,7 +173,7 @@ class SetVariable(VariableTracker):
         if self.frame is None:
             return self.kind(self.value)
         if name == "__contains__":
-            self.contains(tx, _Known(raw[0]))
+            self._holds(raw[0])
             return self.value
         if name == "__len__":
             self.frame.length()
@@ -187,7 +190,7 @@ class SetVariable(VariableTracker):
         if name not in ("add", "discard", "remove"):
             unsupported(Category.SIDE_EFFECT, f"set.{name} of {self.describe()} of the frame",
                         "only add, discard and remove of the frame's sets are replayed")
-        self.contains(tx, _Known(raw[0]))  # what the change does depends on it (remove raises without it)
+        self._holds(raw[0])  # what the change does depends on it (remove raises without it)
         self.changes.append((name, raw[0]))
 
     def write_back(self, codegen: "PyCodegen") -> None:
@@ -228,20 +231,6 @@ class SetIteratorVariable(IteratorVariable):
             return None
         self.index += 1
         return self.items[self.index - 1]
-
-
-class _Known(VariableTracker):
-    """An element already checked by _element, passed back to contains()."""
-
-    def __init__(self, element: Any) -> None:
-        super().__init__()
-        self.element = element
-
-    def is_python_constant(self) -> bool:
-        return True
-
-    def as_python_constant(self) -> Any:
-        return self.element
 
 
 def _element(value: VariableTracker) -> Any:
